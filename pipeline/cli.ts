@@ -1,0 +1,124 @@
+// `npm run pipeline -- [dvf] --departements 75,69 --annees 2021-2025 [--source geo-dvf|dgfip] [--base-url URL]
+//  [--from-dir DIR] [--force] [--no-marts]`: fetch, import into the lake, then rebuild the marts and serving database.
+import cliProgress from 'cli-progress';
+import { parseArgs } from 'node:util';
+import { dataDir } from '../lib/config';
+import { currentServingFile } from '../lib/serving';
+import { buildMarts } from '../marts/runner';
+import { runSource, SOURCES, type PartOutcome } from './run';
+import { DVF_DEPARTEMENTS } from './sources/dvf';
+
+export function parseDepartements(s: string | undefined): string[] {
+  if (!s || s === 'all') return DVF_DEPARTEMENTS;
+  return s.split(',').map((d) => {
+    const v = d.trim().toUpperCase();
+    const norm = /^\d$/.test(v) ? `0${v}` : v;
+    if (!/^(\d{2}|2A|2B|97[1-6])$/.test(norm)) throw new Error(`invalid département "${d}" (expected e.g. 75, 2A, 971)`);
+    return norm;
+  });
+}
+
+export function parseAnnees(s: string | undefined, now = new Date()): number[] {
+  const last = now.getUTCFullYear() - 1;
+  if (!s) return Array.from({ length: 5 }, (_, i) => last - 4 + i);
+  const out = new Set<number>();
+  for (const chunk of s.split(',')) {
+    const m = /^\s*(\d{4})\s*(?:-\s*(\d{4}))?\s*$/.exec(chunk);
+    if (!m) throw new Error(`invalid year range "${chunk}" (expected e.g. 2024 or 2021-2025)`);
+    const [a, b] = [Number(m[1]), Number(m[2] ?? m[1])];
+    if (b < a || a < 2014) throw new Error(`invalid year range "${chunk}" (DVF starts in 2014)`);
+    for (let y = a; y <= b; y++) out.add(y);
+  }
+  return [...out].sort();
+}
+
+export function summaryTable(outcomes: PartOutcome[]): string {
+  const fmt = (n: number) => n.toLocaleString('en-US');
+  const rows = outcomes.map((o) => {
+    const anomalies = Object.entries(o.anomalies).filter(([, v]) => v > 0).map(([k, v]) => `${k} ${fmt(v)}`).join(', ');
+    return [o.part.key, o.status, fmt(o.rowsRead), fmt(o.rowsKept), fmt(o.newMutations), `${o.seconds.toFixed(1)} s`,
+      o.error ?? (anomalies || '-')];
+  });
+  const head = ['partition', 'status', 'rows in', 'rows out', 'new sales', 'time', 'anomalies / error'];
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const line = (r: string[]) => r.map((c, i) => (i >= 2 && i <= 5 ? c.padStart(widths[i]) : c.padEnd(widths[i]))).join('  ');
+  return [line(head), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
+}
+
+async function main() {
+  const { values, positionals } = parseArgs({
+    allowPositionals: true,
+    options: {
+      departements: { type: 'string' },
+      annees: { type: 'string' },
+      source: { type: 'string' },
+      'base-url': { type: 'string' },
+      'from-dir': { type: 'string' },
+      force: { type: 'boolean', default: false },
+      'no-marts': { type: 'boolean', default: false },
+    },
+  });
+  const sourceName = positionals[0] ?? 'dvf';
+  if (!SOURCES[sourceName]) throw new Error(`unknown source ${sourceName} (known: ${Object.keys(SOURCES).join(', ')})`);
+  const opts = {
+    source: sourceName,
+    departements: parseDepartements(values.departements),
+    annees: parseAnnees(values.annees),
+    format: values.source,
+    baseUrl: values['base-url'],
+    fromDir: values['from-dir'],
+    force: values.force,
+  };
+  const started = performance.now();
+  console.log(`foncier pipeline → ${dataDir()}: ${sourceName}, départements ${opts.departements.join(',')}, years ${opts.annees.join(',')}`);
+
+  const tty = process.stdout.isTTY;
+  const bars = new cliProgress.MultiBar(
+    { format: ' {bar} {percentage}% | {name} | {value}/{total}', hideCursor: true, clearOnComplete: false, noTTYOutput: false },
+    cliProgress.Presets.shades_classic,
+  );
+  const total = SOURCES[sourceName].parts(opts).length;
+  const filesBar = tty ? bars.create(total, 0, { name: 'files imported' }) : undefined;
+  let download: cliProgress.SingleBar | undefined;
+  const outcomes = await runSource(opts, {
+    onPartStart: (p) => {
+      if (!tty) console.log(`  ${p.key}: fetching ${opts.fromDir ? p.relPath : p.url}`);
+    },
+    onDownloadProgress: (p, received, size) => {
+      if (!tty) return;
+      download ??= bars.create(size ?? received, 0, { name: `download ${p.key} (bytes)` });
+      if (size) download.setTotal(size);
+      download.update(received, { name: `download ${p.key} (bytes)` });
+    },
+    onPartDone: (o) => {
+      if (download) {
+        bars.remove(download);
+        download = undefined;
+      }
+      filesBar?.increment(1, { name: `files imported (last: ${o.part.key} ${o.status})` });
+      if (!tty) console.log(`  ${o.part.key}: ${o.status}${o.error ? ` — ${o.error}` : ''}`);
+    },
+  });
+  bars.stop();
+
+  console.log('\n' + summaryTable(outcomes));
+  const failed = outcomes.filter((o) => o.status === 'failed');
+  const changed = outcomes.some((o) => o.status === 'imported');
+  if (!values['no-marts'] && (changed || values.force || !currentServingFile())) {
+    console.log('\nBuilding marts and the serving database…');
+    const report = await buildMarts({ log: console.log });
+    console.log(`Serving database: ${report.servingFile} (${report.seconds.toFixed(1)} s)`);
+  }
+  console.log(`\n${outcomes.length - failed.length}/${outcomes.length} files ok in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  if (failed.length) {
+    console.error(`${failed.length} file(s) failed; the lake keeps their previous partitions.`);
+    process.exitCode = 1;
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  main().catch((e: Error) => {
+    console.error(`pipeline failed: ${e.message}`);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,54 @@
+// The plug-in contract every source implements, so `npm run pipeline -- <source>` is one code path for all of them.
+import type { DuckDBConnection } from '../../lib/duck';
+import type { Lake, PartitionRecord } from '../lake';
+
+export interface Selection {
+  departements: string[];
+  annees: number[];
+  /** Published format to fetch when a source has several (DVF: 'geo-dvf' or 'dgfip'). */
+  format?: string;
+  /** Mirror of the official tree; replaces the default publisher URL. */
+  baseUrl?: string;
+  /** Local folder laid out like the official tree; no network. */
+  fromDir?: string;
+}
+
+/** One file to fetch and import. `relPath` is its path inside the official tree (also used under --from-dir). */
+export interface Part {
+  source: string;
+  key: string;
+  format: string;
+  relPath: string;
+  url: string;
+  annee: number;
+  /** Partitions this file owns: importing it replaces exactly these (département, year) partitions. */
+  departements: string[];
+}
+
+export interface LocalFile {
+  path: string;
+  sha256: string;
+  vintage: string;
+  url: string;
+}
+
+export interface ImportContext {
+  lake: Lake;
+  conn: DuckDBConnection;
+  now: Date;
+  log: (message: string) => void;
+}
+
+export interface ImportResult {
+  partitions: PartitionRecord[];
+  /** Lines that belong to no owned partition (unparsable date, other year or département). */
+  fileAnomalies: Record<string, number>;
+}
+
+export interface Source {
+  name: string;
+  /** Files to fetch for a selection, in a deterministic order. */
+  parts(sel: Selection): Part[];
+  /** Imports one local file into the lake (atomically per partition) and reports what it did. */
+  importFile(ctx: ImportContext, part: Part, file: LocalFile): Promise<ImportResult>;
+}
