@@ -96,19 +96,19 @@ export function checkQuery(table: string, check: string): string {
   }
 }
 
-export async function buildMarts(opts: { dataRoot?: string; log?: (m: string) => void } = {}): Promise<BuildReport> {
+export async function buildMarts(opts: { dataRoot?: string; modelsDir?: string; log?: (m: string) => void } = {}): Promise<BuildReport> {
   const root = opts.dataRoot ?? dataDir();
   const log = opts.log ?? (() => {});
   const lake = new Lake(root);
   const unlock = lake.lock();
   try {
-    return await build(lake, root, log);
+    return await build(lake, root, opts.modelsDir ?? MODELS_DIR, log);
   } finally {
     unlock();
   }
 }
 
-async function build(lake: Lake, root: string, log: (m: string) => void): Promise<BuildReport> {
+async function build(lake: Lake, root: string, modelsDir: string, log: (m: string) => void): Promise<BuildReport> {
   const started = performance.now();
   const servingDir = paths.serving(root);
   fs.mkdirSync(servingDir, { recursive: true });
@@ -125,7 +125,7 @@ async function build(lake: Lake, root: string, log: (m: string) => void): Promis
       }
       return `read_parquet(${lit(lake.glob(src))}, ${HIVE})`;
     };
-    const ordered = orderModels(loadModels());
+    const ordered = orderModels(loadModels(modelsDir));
     for (const model of ordered) {
       const t0 = performance.now();
       const body = model.sql

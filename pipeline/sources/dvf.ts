@@ -36,7 +36,7 @@ export const LAKE_COLUMNS = [
   'lot4_numero', 'lot4_surface_carrez', 'lot5_numero', 'lot5_surface_carrez', 'nombre_lots', 'code_type_local',
   'type_local', 'surface_reelle_bati', 'nombre_pieces_principales', 'code_nature_culture', 'nature_culture',
   'code_nature_culture_speciale', 'nature_culture_speciale', 'surface_terrain', 'longitude', 'latitude',
-  'source_format', 'imported_at',
+  'line_occurrence', 'source_format', 'imported_at',
 ] as const;
 
 const sqlDir = path.join(path.dirname(new URL(import.meta.url).pathname), 'dvf');
@@ -104,10 +104,12 @@ export const dvfSource: Source = {
           AND lot4_surface_carrez IS NULL AND lot5_surface_carrez IS NULL AND raw_carrez <> '') AS unparsable_surface_carrez
       FROM staged WHERE ${owned} GROUP BY ALL ORDER BY ALL`);
 
+    // Identical lines are kept, numbered: open DVF has no property identifier, so a repeated line can be a second
+    // identical property of the same sale (two 56 m² flats, two garages). The marts decide; the lake loses nothing.
     await run(conn, `CREATE OR REPLACE TEMP TABLE lines AS
-      SELECT * EXCLUDE (raw_valeur_fonciere, raw_surface_reelle_bati, raw_surface_terrain, raw_carrez)
-      FROM staged WHERE ${owned}
-      QUALIFY row_number() OVER (PARTITION BY line_hash) = 1`);
+      SELECT * EXCLUDE (raw_valeur_fonciere, raw_surface_reelle_bati, raw_surface_terrain, raw_carrez),
+        row_number() OVER (PARTITION BY line_hash) AS line_occurrence
+      FROM staged WHERE ${owned}`);
     await run(conn, 'DROP TABLE staged');
 
     const previousFiles = lake.existingPartitionFiles('dvf', (d, y) => y === part.annee && part.departements.includes(d));
@@ -131,7 +133,7 @@ export const dvfSource: Source = {
       await run(conn, `COPY (
           SELECT ${select.join(', ')}, l.code_departement, m.annee
           FROM lines l JOIN mutations m USING (code_departement, mutation_group)
-          ORDER BY l.code_departement, m.annee, l.date_mutation, m.id, l.numero_disposition, l.id_parcelle, l.type_local
+          ORDER BY l.code_departement, m.annee, l.date_mutation, m.id, l.numero_disposition, l.id_parcelle, l.type_local, l.line_occurrence
         ) TO ${lit(staging)} (FORMAT parquet, PARTITION_BY (code_departement, annee), COMPRESSION zstd, ROW_GROUP_SIZE 122880)`);
       const counts = await all<{ code_departement: string; annee: number; mutations: number; new_mutations: number }>(conn, `
         SELECT code_departement, annee, count(*) AS mutations, count(*) FILTER (is_new) AS new_mutations
@@ -151,7 +153,7 @@ export const dvfSource: Source = {
         const rows_read = inPartition + (single ? outside.invalid_date + outside.outside_partition : 0);
         partitions.push({
           code_departement, annee, file: rel, source_url: file.url, source_format: part.format, vintage: file.vintage,
-          sha256: file.sha256, rows_read, rows_kept: inPartition - anomalies.duplicate_lines,
+          sha256: file.sha256, rows_read, rows_kept: inPartition,
           mutations: c?.mutations ?? 0, new_mutations: c?.new_mutations ?? 0, anomalies, imported_at: ctx.now.toISOString(),
         });
       }

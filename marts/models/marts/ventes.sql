@@ -21,8 +21,9 @@ with lines as (
 ),
 
 -- DVF repeats a property on one line per culture of its parcel: a property is its parcel, type, lot and surface.
+-- A line repeated identically (line_occurrence > 1) is a second identical property of the same sale.
 properties as (
-    select distinct id, kind, id_parcelle, lot1_numero, surface_reelle_bati, nombre_pieces_principales,
+    select distinct id, kind, id_parcelle, lot1_numero, surface_reelle_bati, nombre_pieces_principales, line_occurrence,
         coalesce(lot1_surface_carrez, 0) + coalesce(lot2_surface_carrez, 0) + coalesce(lot3_surface_carrez, 0)
           + coalesce(lot4_surface_carrez, 0) + coalesce(lot5_surface_carrez, 0) as carrez,
         (lot1_surface_carrez is not null or lot2_surface_carrez is not null or lot3_surface_carrez is not null
