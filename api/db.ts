@@ -1,0 +1,163 @@
+// The API's only door to the data: the serving DuckDB file opened read-only and hardened, a small connection pool,
+// bound parameters, a per-query time budget, and a hot swap to the new file the pipeline publishes (no restart, no
+// failed request: queries in flight finish on the generation they started on, which is closed once drained).
+import fs from 'node:fs';
+import path from 'node:path';
+import { dataDir, paths } from '../lib/config';
+import { all, DuckDBInstance, lit, run, type DuckDBConnection, type Params } from '../lib/duck';
+import { currentServingFile } from '../lib/serving';
+
+export class QueryTimeoutError extends Error {
+  constructor(readonly ms: number) {
+    super(`query exceeded its ${ms} ms budget`);
+  }
+}
+
+export class NoDataError extends Error {
+  constructor() {
+    super('no serving database yet: run `npm run pipeline` (or `npm start` for the demo data)');
+  }
+}
+
+interface Generation {
+  file: string;
+  instance: DuckDBInstance;
+  idle: DuckDBConnection[];
+  waiters: Array<(c: DuckDBConnection) => void>;
+  inFlight: number;
+  retired: boolean;
+}
+
+export interface ServingDbOptions {
+  dataRoot?: string;
+  poolSize?: number;
+  threads?: number;
+  memoryLimit?: string;
+  queryTimeoutMs?: number;
+  /** How often the CURRENT pointer is checked for a new build. */
+  watchIntervalMs?: number;
+}
+
+export class ServingDb {
+  private gen: Generation | undefined;
+  private watcher: NodeJS.Timeout | undefined;
+  private swapping: Promise<void> | undefined;
+  readonly opts: Required<ServingDbOptions>;
+
+  constructor(opts: ServingDbOptions = {}) {
+    this.opts = {
+      dataRoot: opts.dataRoot ?? dataDir(),
+      poolSize: opts.poolSize ?? 4,
+      threads: opts.threads ?? 2,
+      memoryLimit: opts.memoryLimit ?? '2GB',
+      queryTimeoutMs: opts.queryTimeoutMs ?? 10_000,
+      watchIntervalMs: opts.watchIntervalMs ?? 1_000,
+    };
+  }
+
+  get file(): string | undefined {
+    return this.gen?.file;
+  }
+
+  /** Opens the current serving file (if any) and starts watching for new builds. */
+  async start(): Promise<void> {
+    await this.refresh();
+    this.watcher = setInterval(() => void this.refresh().catch(() => {}), this.opts.watchIntervalMs);
+    this.watcher.unref();
+  }
+
+  /** Switches to the file CURRENT points at when it changed. Safe to call concurrently. */
+  async refresh(): Promise<void> {
+    const file = currentServingFile(this.opts.dataRoot);
+    if (!file || file === this.gen?.file) return;
+    this.swapping ??= this.swapTo(file).finally(() => (this.swapping = undefined));
+    await this.swapping;
+  }
+
+  private async swapTo(file: string): Promise<void> {
+    const next = await this.openGeneration(file);
+    const previous = this.gen;
+    this.gen = next;
+    if (previous) {
+      previous.retired = true;
+      this.closeIfDrained(previous);
+    }
+  }
+
+  private async openGeneration(file: string): Promise<Generation> {
+    const instance = await DuckDBInstance.create(file, {
+      access_mode: 'READ_ONLY',
+      threads: String(this.opts.threads),
+      memory_limit: this.opts.memoryLimit,
+      autoinstall_known_extensions: 'false',
+      autoload_known_extensions: 'false',
+    });
+    const idle: DuckDBConnection[] = [await instance.connect()];
+    // No request can make DuckDB read or write another file, load an extension, or change these settings afterwards
+    // (instance-wide; set in this order because external access cannot be re-enabled once off).
+    await run(idle[0], `SET allowed_directories = [${lit(path.dirname(file))}]`);
+    await run(idle[0], 'SET enable_external_access = false');
+    await run(idle[0], 'SET lock_configuration = true');
+    for (let i = 1; i < this.opts.poolSize; i++) idle.push(await instance.connect());
+    return { file, instance, idle, waiters: [], inFlight: 0, retired: false };
+  }
+
+  private closeIfDrained(g: Generation): void {
+    if (!g.retired || g.inFlight > 0) return;
+    for (const c of g.idle) c.closeSync();
+    g.idle = [];
+    g.instance.closeSync();
+  }
+
+  private acquire(g: Generation): Promise<DuckDBConnection> {
+    const c = g.idle.pop();
+    if (c) return Promise.resolve(c);
+    return new Promise((resolve) => g.waiters.push(resolve));
+  }
+
+  private release(g: Generation, c: DuckDBConnection): void {
+    const waiter = g.waiters.shift();
+    if (waiter) waiter(c);
+    else g.idle.push(c);
+  }
+
+  /** Runs one query with bound `$name` parameters on a pooled connection, within the time budget. */
+  async query<T = Record<string, unknown>>(sql: string, params?: Params, opts: { timeoutMs?: number } = {}): Promise<T[]> {
+    const g = this.gen;
+    if (!g) throw new NoDataError();
+    g.inFlight++;
+    const conn = await this.acquire(g);
+    const budget = opts.timeoutMs ?? this.opts.queryTimeoutMs;
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      conn.interrupt();
+    }, budget);
+    try {
+      return await all<T>(conn, sql, params);
+    } catch (e) {
+      if (timedOut) throw new QueryTimeoutError(budget);
+      throw e;
+    } finally {
+      clearTimeout(timer);
+      this.release(g, conn);
+      g.inFlight--;
+      this.closeIfDrained(g);
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.watcher) clearInterval(this.watcher);
+    await this.swapping;
+    if (this.gen) {
+      this.gen.retired = true;
+      this.closeIfDrained(this.gen);
+      this.gen = undefined;
+    }
+  }
+}
+
+/** Whether a serving database exists under the data folder (used by `npm start` to decide on the demo build). */
+export function hasServingData(root = dataDir()): boolean {
+  return fs.existsSync(paths.serving(root)) && currentServingFile(root) !== undefined;
+}

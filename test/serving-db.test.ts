@@ -1,0 +1,58 @@
+// The API's serving database: read-only hardening, time budget, and the hot swap to a new build without a failed query.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { QueryTimeoutError, ServingDb } from '../api/db';
+import { buildMarts } from '../marts/runner';
+import { runSource } from '../pipeline/run';
+import { sampleTree, tempDir } from './helpers/samples';
+
+describe('ServingDb', () => {
+  const data = tempDir();
+  const db = new ServingDb({ dataRoot: data, watchIntervalMs: 20 });
+  beforeAll(async () => {
+    await runSource({ source: 'dvf', fromDir: sampleTree(), annees: [2021], departements: ['33'], dataRoot: data });
+    await buildMarts({ dataRoot: data });
+    await db.start();
+  });
+  afterAll(() => db.close());
+
+  it('binds parameters and never lets a query touch another file or unlock the configuration', async () => {
+    const [r] = await db.query<{ n: number }>('select count(*) as n from ventes where code_commune = $c', { c: '33001' });
+    expect(r.n).toBeGreaterThan(0);
+    await expect(db.query(`select * from read_csv('/etc/hostname')`)).rejects.toThrow(/disabled by configuration/);
+    await expect(db.query(`copy ventes to '${data}/leak.csv'`)).rejects.toThrow(/disabled by configuration/);
+    await expect(db.query('set enable_external_access = true')).rejects.toThrow(/locked/);
+  });
+
+  it('interrupts a query past its time budget', async () => {
+    await expect(db.query('select count(*) from range(20000000000)', undefined, { timeoutMs: 100 })).rejects.toBeInstanceOf(QueryTimeoutError);
+  });
+
+  it('switches to a new build while queries run, without a failed query', async () => {
+    const first = db.file;
+    let stop = false;
+    let ok = 0;
+    const errors: unknown[] = [];
+    const load = Promise.all(Array.from({ length: 6 }, async () => {
+      while (!stop) {
+        try {
+          await db.query('select count(*) as n from ventes');
+          ok++;
+        } catch (e) {
+          errors.push(e);
+        }
+      }
+    }));
+    await runSource({ source: 'dvf', format: 'dgfip', fromDir: sampleTree(), annees: [2020], departements: ['01'], dataRoot: data });
+    await buildMarts({ dataRoot: data });
+    const deadline = Date.now() + 5000;
+    while (db.file === first && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, 100));
+    stop = true;
+    await load;
+    expect(db.file).not.toBe(first);
+    expect(errors).toEqual([]);
+    expect(ok).toBeGreaterThan(10);
+    const [r] = await db.query<{ n: number }>(`select count(*) as n from ventes where code_departement = '01'`);
+    expect(r.n).toBeGreaterThan(0);
+  });
+});
