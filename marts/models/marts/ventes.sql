@@ -104,9 +104,9 @@ typed as (
 priced as (
     select *,
         case when type_local in ('Maison', 'Appartement', 'Local commercial') and surface_reelle_bati > 0
-             then round(valeur_fonciere / surface_reelle_bati, 2) end as prix_m2,
+             then valeur_fonciere / surface_reelle_bati end as prix_m2,
         case when type_local = 'Terrain' and surface_terrain > 0
-             then round(valeur_fonciere / surface_terrain, 2) end as prix_m2_terrain,
+             then valeur_fonciere / surface_terrain end as prix_m2_terrain,
         -- several dwellings or commercial premises, or several dispositions, sold for one price; dependencies
         -- (a cellar, a parking space) sold with a flat do not make a sale bulk
         nb_locaux > 1 or nb_dispositions > 1 as is_bulk_sale,

@@ -1,0 +1,23 @@
+// Builds the offline demo: generated files in the real geo-DVF layout, imported by the same pipeline code as the
+// real data, then the marts and the serving database.
+import { dataDir, paths } from '../../lib/config';
+import { buildMarts } from '../../marts/runner';
+import { runSource } from '../run';
+import { generateDemo } from './generate';
+
+export const DEMO_DEPARTEMENTS = ['23', '33', '69', '75'];
+export const DEMO_YEARS = [2019, 2020, 2021, 2022, 2023, 2024, 2025];
+
+export async function buildDemo(opts: { dataRoot?: string; log?: (m: string) => void } = {}): Promise<void> {
+  const root = opts.dataRoot ?? dataDir();
+  const log = opts.log ?? (() => {});
+  const source = paths.demoSource(root);
+  const truth = await generateDemo(source, { years: DEMO_YEARS });
+  log(`Demo files: ${truth.files.length} geo-DVF files, ${truth.mutations} sales, ${truth.lines} lines in ${source}`);
+  const outcomes = await runSource({ source: 'dvf', fromDir: source, annees: DEMO_YEARS, departements: DEMO_DEPARTEMENTS, dataRoot: root });
+  const failed = outcomes.filter((o) => o.status === 'failed');
+  if (failed.length) throw new Error(`demo import failed: ${failed.map((o) => `${o.part.key}: ${o.error}`).join('; ')}`);
+  log(`Imported ${outcomes.reduce((a, o) => a + o.rowsKept, 0)} lines into the lake`);
+  const report = await buildMarts({ dataRoot: root, log });
+  log(`Serving database ready: ${report.servingFile}`);
+}
