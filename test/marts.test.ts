@@ -6,7 +6,7 @@ import { all, DuckDBInstance, type Row } from '../lib/duck';
 import { currentServingFile } from '../lib/serving';
 import { buildMarts, checkQuery, loadModels, orderModels, type Model } from '../marts/runner';
 import { runSource } from '../pipeline/run';
-import { GEO_SAMPLE, sampleTree, splitCsv, tempDir } from './helpers/samples';
+import { GEO_SAMPLE, sampleTree, splitCsv, tempDir, writeGeoFile } from './helpers/samples';
 
 async function servingRows(file: string, sql: string): Promise<Row[]> {
   const instance = await DuckDBInstance.create(file, { access_mode: 'READ_ONLY' });
@@ -84,10 +84,12 @@ describe('ventes on the real samples', () => {
     expect(r).toMatchObject({ type_local: 'Appartement', nb_locaux: 3, surface_reelle_bati: 35 + 56 + 56, is_bulk_sale: true });
   });
 
-  it('flags symbolic prices as outliers and never computes a price per m² for land', async () => {
-    const [r] = await servingRows(serving, `select * from ventes where id_mutation = '2021-527101'`);
-    expect(r).toMatchObject({ type_local: 'Terrain', valeur_fonciere: 505.5, prix_m2: null, is_outlier: true });
-    expect(r.prix_m2_terrain).toBeCloseTo(505.5 / 337, 2);
+  it('flags symbolic prices as outliers, not cheap rural land, and never computes a price per m² for land', async () => {
+    const [plot] = await servingRows(serving, `select * from ventes where id_mutation = '2021-527101'`); // 337 m², 505.5 €
+    expect(plot).toMatchObject({ type_local: 'Terrain', valeur_fonciere: 505.5, prix_m2: null, is_outlier: false });
+    expect(plot.prix_m2_terrain).toBeCloseTo(505.5 / 337, 6);
+    const [symbolic] = await servingRows(serving, `select * from ventes where code_commune = '01451' and valeur_fonciere = 1`);
+    expect(symbolic).toMatchObject({ type_local: 'Terrain', is_outlier: true });
   });
 
   it('a failing check fails the build and leaves the current serving database in place', async () => {
@@ -96,5 +98,27 @@ describe('ventes on the real samples', () => {
     await expect(buildMarts({ dataRoot: data, modelsDir: models })).rejects.toThrow(/check failed on bad/);
     expect(currentServingFile(data)).toBe(serving);
     expect(fs.readdirSync(path.join(data, 'serving')).filter((f) => f.startsWith('.building'))).toEqual([]);
+  });
+});
+
+describe('outlier rule', () => {
+  it('is relative to the commune: the same €/m² is an outlier in a cheap commune and normal in a dear one', async () => {
+    // 30 flats per commune around 2,000 €/m² (33001) and 9,000 €/m² (33063), plus one 9,000 €/m² flat in 33001
+    const header = fs.readFileSync(GEO_SAMPLE, 'utf8').split('\n')[0];
+    const line = (id: string, commune: string, cp: string, price: number) =>
+      `${id},2021-03-01,000001,Vente,${price},1,,RUE TEST,0001,${cp},${commune},X,33,,,${commune}000AB${id.slice(-4)},,,,,,,,,,,,,0,2,Appartement,50,2,,,,,,-0.1,45.0`;
+    const rows: string[] = [];
+    for (let i = 0; i < 30; i++) {
+      rows.push(line(`2021-1${String(i).padStart(4, '0')}`, '33001', '33230', 50 * (1900 + 7 * i)));
+      rows.push(line(`2021-2${String(i).padStart(4, '0')}`, '33063', '33000', 50 * (8600 + 30 * i)));
+    }
+    rows.push(line('2021-39999', '33001', '33230', 50 * 9000));
+    const tree = tempDir();
+    writeGeoFile(tree, 2021, '33', [header, ...rows].join('\n') + '\n');
+    const data = tempDir();
+    await runSource({ source: 'dvf', fromDir: tree, annees: [2021], departements: ['33'], dataRoot: data });
+    const file = (await buildMarts({ dataRoot: data })).servingFile;
+    const flagged = await servingRows(file, `select code_commune, prix_m2 from ventes where is_outlier order by all`);
+    expect(flagged).toEqual([{ code_commune: '33001', prix_m2: 9000 }]);
   });
 });

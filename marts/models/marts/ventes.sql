@@ -114,40 +114,47 @@ priced as (
     from typed
 ),
 
--- Outliers: Tukey fences on log(€/m²) within the commune and type (département and type when the commune has
--- fewer than 20 single sales), plus absolute bounds no genuine arm's-length sale crosses.
+-- Outliers: Tukey fences (1.5 IQR) on ln(€/m²) within the commune and type, or the département and type when the
+-- commune has fewer than 20 single priced sales; no relative rule below 20 reference sales, and none for bulk sales
+-- (their €/m² is an aggregate). Plus absolute bounds no arm's-length sale crosses: symbolic prices (< 1,000 € for
+-- built property, < 100 € for land or an outbuilding) and €/m² outside 100–60,000.
 reference as (
-    select code_commune, type_local, count(*) as n,
+    select 'commune' as level, code_commune as zone, type_local, count(*) as n,
         quantile_cont(ln(prix_m2), 0.25) as q1, quantile_cont(ln(prix_m2), 0.75) as q3
     from priced where prix_m2 is not null and not is_bulk_sale
     group by all
-),
-reference_dep as (
-    select code_departement, type_local,
-        quantile_cont(ln(prix_m2), 0.25) as q1, quantile_cont(ln(prix_m2), 0.75) as q3
+    union all
+    select 'departement', code_departement, type_local, count(*),
+        quantile_cont(ln(prix_m2), 0.25), quantile_cont(ln(prix_m2), 0.75)
     from priced where prix_m2 is not null and not is_bulk_sale
     group by all
 ),
 
-final as (
-    select p.id, p.id_mutation, p.date_mutation, year(p.date_mutation) as annee, p.nature_mutation,
-        p.valeur_fonciere, p.prix_m2, p.prix_m2_terrain, p.type_local,
-        p.surface_reelle_bati, p.surface_carrez, p.nombre_pieces_principales, p.surface_terrain, p.nombre_lots,
-        p.nb_locaux, p.nb_logements, p.nb_dependances, p.nb_dispositions, p.lots,
-        p.address, p.adresse_numero, p.adresse_suffixe, p.adresse_nom_voie, p.adresse_code_voie,
-        p.code_postal, p.code_commune, p.commune, p.code_departement,
-        p.id_parcelle, p.section, p.no_plan, p.latitude, p.longitude,
-        p.is_bulk_sale, p.is_vefa,
-        coalesce(
-            p.valeur_fonciere < 1000
-            or p.prix_m2 < 100 or p.prix_m2 > 60000
-            or ln(p.prix_m2) < coalesce(r.q1, rd.q1) - 1.5 * (coalesce(r.q3, rd.q3) - coalesce(r.q1, rd.q1))
-            or ln(p.prix_m2) > coalesce(r.q3, rd.q3) + 1.5 * (coalesce(r.q3, rd.q3) - coalesce(r.q1, rd.q1)),
-            false) as is_outlier,
-        p.imported_at, p.source_format
+fenced as (
+    select p.*, coalesce(rc.q1, rd.q1) as q1, coalesce(rc.q3, rd.q3) as q3
     from priced p
-    left join reference r on r.code_commune = p.code_commune and r.type_local = p.type_local and r.n >= 20
-    left join reference_dep rd on rd.code_departement = p.code_departement and rd.type_local = p.type_local
+    left join reference rc on rc.level = 'commune' and rc.zone = p.code_commune and rc.type_local = p.type_local and rc.n >= 20
+    left join reference rd on rd.level = 'departement' and rd.zone = p.code_departement and rd.type_local = p.type_local and rd.n >= 20
+),
+
+final as (
+    select id, id_mutation, date_mutation, year(date_mutation) as annee, nature_mutation,
+        valeur_fonciere, prix_m2, prix_m2_terrain, type_local,
+        surface_reelle_bati, surface_carrez, nombre_pieces_principales, surface_terrain, nombre_lots,
+        nb_locaux, nb_logements, nb_dependances, nb_dispositions, lots,
+        address, adresse_numero, adresse_suffixe, adresse_nom_voie, adresse_code_voie,
+        code_postal, code_commune, commune, code_departement,
+        id_parcelle, section, no_plan, latitude, longitude,
+        is_bulk_sale, is_vefa,
+        coalesce(
+            (type_local in ('Maison', 'Appartement', 'Local commercial') and valeur_fonciere < 1000)
+            or (type_local in ('Terrain', 'Dépendance') and valeur_fonciere < 100)
+            or prix_m2 < 100 or prix_m2 > 60000
+            or (not is_bulk_sale and ln(prix_m2) < q1 - 1.5 * (q3 - q1))
+            or (not is_bulk_sale and ln(prix_m2) > q3 + 1.5 * (q3 - q1)),
+            false) as is_outlier,
+        imported_at, source_format
+    from fenced
 )
 
 select * from final
