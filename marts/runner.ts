@@ -2,6 +2,7 @@
 // {{ source('x') }} and their grain, sort order, indexes and checks in header comments. Models are built in
 // dependency order into a new DuckDB file; every check must pass; tables are exported to Parquet (data/marts)
 // and the file becomes the serving database through an atomic pointer swap.
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { dataDir, paths, repoRoot } from '../lib/config';
@@ -50,7 +51,7 @@ export function loadModels(dir = MODELS_DIR): Model[] {
       indexes: list('index'),
       checks: header('check'),
       refs: [...sql.matchAll(/\{\{\s*ref\('(\w+)'\)\s*\}\}/g)].map((m) => m[1]),
-      sources: [...sql.matchAll(/\{\{\s*source\('(\w+)'\)\s*\}\}/g)].map((m) => m[1]),
+      sources: [...sql.matchAll(/\{\{\s*source\('(\w+)'(?:,\s*'(\w+)')?\)\s*\}\}/g)].map((m) => m[1]),
     };
   });
 }
@@ -113,13 +114,19 @@ async function build(lake: Lake, root: string, modelsDir: string, log: (m: strin
   const servingDir = paths.serving(root);
   fs.mkdirSync(servingDir, { recursive: true });
   const stamp = new Date().toISOString().replace(/[-:.]/g, '').replace('T', '-').slice(0, 15);
-  const name = `foncier-${stamp}-${process.pid}.duckdb`;
-  const building = path.join(servingDir, `.building-${name}`);
+  // unique even for two builds in the same second: the name is what tells the API a new build exists
+  const name = `foncier-${stamp}-${crypto.randomBytes(4).toString('hex')}.duckdb`;
+  const building = path.join(servingDir, `.building-${process.pid}-${name}`);
   const instance = await DuckDBInstance.create(building, { threads: '2', memory_limit: '8GB' });
   const conn = await instance.connect();
   const report: BuildReport = { servingFile: '', models: [], seconds: 0 };
   try {
-    const sourceSql = (src: string) => {
+    const sourceSql = (src: string, table?: string) => {
+      if (table) {
+        const file = path.join(lake.root, src, `${table}.parquet`);
+        if (!fs.existsSync(file)) throw new Error(`the lake has no ${src}/${table} yet: run \`npm run pipeline\` first`);
+        return `read_parquet(${lit(file)})`;
+      }
       if (lake.existingPartitionFiles(src).length === 0) {
         throw new Error(`the lake has no ${src} data yet: run \`npm run pipeline\` first`);
       }
@@ -130,7 +137,7 @@ async function build(lake: Lake, root: string, modelsDir: string, log: (m: strin
       const t0 = performance.now();
       const body = model.sql
         .replace(/\{\{\s*ref\('(\w+)'\)\s*\}\}/g, (_, r: string) => r)
-        .replace(/\{\{\s*source\('(\w+)'\)\s*\}\}/g, (_, s: string) => sourceSql(s));
+        .replace(/\{\{\s*source\('(\w+)'(?:,\s*'(\w+)')?\)\s*\}\}/g, (_, s: string, t?: string) => sourceSql(s, t));
       if (model.materialized === 'view') {
         // Views read the lake: kept temporary so the serving file never points outside itself.
         await run(conn, `create or replace temp view ${model.name} as ${body}`);
@@ -190,7 +197,8 @@ function pruneServingFiles(dir: string, current: string): void {
   const files = fs.readdirSync(dir).filter((f) => /^foncier-.*\.duckdb$/.test(f) && f !== current).sort();
   for (const f of files.slice(0, -1)) fs.rmSync(path.join(dir, f), { force: true });
   for (const f of fs.readdirSync(dir).filter((f) => f.startsWith('.building-'))) {
-    const pid = Number(/-(\d+)\.duckdb/.exec(f)?.[1]);
+    // builds hold the lake lock, so another process's unfinished build is a leftover of a killed run
+    const pid = Number(/^\.building-(\d+)-/.exec(f)?.[1]);
     if (pid !== process.pid) fs.rmSync(path.join(dir, f), { force: true });
   }
 }

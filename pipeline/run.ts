@@ -10,6 +10,7 @@ import { download } from './download';
 import { Lake, type Manifest } from './lake';
 import { dvfSource } from './sources/dvf';
 import type { LocalFile, Part, Selection, Source } from './sources/types';
+import { writeReference } from './reference';
 import { unzipFirstEntry } from './unzip';
 
 export const SOURCES: Record<string, Source> = { dvf: dvfSource };
@@ -78,6 +79,7 @@ export async function runSource(opts: RunOptions, hooks: RunHooks = {}): Promise
   const outcomes: PartOutcome[] = [];
   try {
     lake.cleanLeftovers();
+    if (await writeReference(lake)) hooks.log?.('reference geography written to the lake');
     for (const part of source.parts(opts)) {
       hooks.onPartStart?.(part);
       const started = performance.now();

@@ -34,7 +34,7 @@ describe('marts runner', () => {
     const ventes = loadModels().find((m) => m.name === 'ventes')!;
     expect(ventes.sort).toEqual(['code_departement', 'code_postal', 'date_mutation']);
     expect(ventes.indexes).toEqual(['id']);
-    expect(ventes.refs).toEqual(['stg_dvf_lines']);
+    expect(ventes.refs.sort()).toEqual(['stg_commune_codes', 'stg_dvf_lines']);
     expect(ventes.checks).toContain('unique(id)');
     expect(() => checkQuery('t', 'nonsense(x)')).toThrow(/unknown check/);
   });
@@ -120,5 +120,22 @@ describe('outlier rule', () => {
     const file = (await buildMarts({ dataRoot: data })).servingFile;
     const flagged = await servingRows(file, `select code_commune, prix_m2 from ventes where is_outlier order by all`);
     expect(flagged).toEqual([{ code_commune: '33001', prix_m2: 9000 }]);
+  });
+});
+
+describe('reference geography in the marts', () => {
+  it('maps a former commune code to the commune nouvelle and serves the communes table', async () => {
+    const header = fs.readFileSync(GEO_SAMPLE, 'utf8').split('\n')[0];
+    // Pierrefitte-sur-Seine (93059) merged into Saint-Denis (93066) on 2025-01-01
+    const line = `2024-1,2024-05-02,000001,Vente,250000,3,,RUE DE PARIS,0001,93380,93059,Pierrefitte-sur-Seine,93,,,93059000AB0001,,,,,,,,,,,,,0,2,Appartement,50,2,,,,,,2.36,48.96`;
+    const tree = tempDir();
+    writeGeoFile(tree, 2024, '93', `${header}\n${line}\n`);
+    const data = tempDir();
+    await runSource({ source: 'dvf', fromDir: tree, annees: [2024], departements: ['93'], dataRoot: data });
+    const file = (await buildMarts({ dataRoot: data })).servingFile;
+    const [sale] = await servingRows(file, 'select code_commune, code_commune_actuel from ventes');
+    expect(sale).toEqual({ code_commune: '93059', code_commune_actuel: '93066' });
+    const paris = await servingRows(file, `select code from communes where parent = '75056' order by code`);
+    expect(paris.map((r) => r.code)).toEqual(Array.from({ length: 20 }, (_, i) => String(75101 + i)));
   });
 });

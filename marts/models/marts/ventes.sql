@@ -3,7 +3,7 @@
 -- sort: code_departement, code_postal, date_mutation
 -- index: id
 -- check: unique(id)
--- check: not_null(id, id_mutation, date_mutation, code_departement, code_commune, type_local, valeur_fonciere, imported_at)
+-- check: not_null(id, id_mutation, date_mutation, code_departement, code_commune, code_commune_actuel, type_local, valeur_fonciere, imported_at)
 -- check: accepted_values(type_local, 'Maison', 'Appartement', 'Local commercial', 'Dépendance', 'Terrain')
 -- check: expression(valeur_fonciere > 0)
 -- check: expression(prix_m2 is null or prix_m2 > 0)
@@ -131,8 +131,11 @@ reference as (
 ),
 
 fenced as (
-    select p.*, coalesce(rc.q1, rd.q1) as q1, coalesce(rc.q3, rd.q3) as q3
+    select p.*, coalesce(rc.q1, rd.q1) as q1, coalesce(rc.q3, rd.q3) as q3,
+        -- sales recorded under a merged commune's former code are found under the commune nouvelle
+        coalesce(cc.code_actuel, p.code_commune) as code_commune_actuel
     from priced p
+    left join {{ ref('stg_commune_codes') }} cc on cc.code = p.code_commune
     left join reference rc on rc.level = 'commune' and rc.zone = p.code_commune and rc.type_local = p.type_local and rc.n >= 20
     left join reference rd on rd.level = 'departement' and rd.zone = p.code_departement and rd.type_local = p.type_local and rd.n >= 20
 ),
@@ -143,7 +146,7 @@ final as (
         surface_reelle_bati, surface_carrez, nombre_pieces_principales, surface_terrain, nombre_lots,
         nb_locaux, nb_logements, nb_dependances, nb_dispositions, lots,
         address, adresse_numero, adresse_suffixe, adresse_nom_voie, adresse_code_voie,
-        code_postal, code_commune, commune, code_departement,
+        code_postal, code_commune, code_commune_actuel, commune, code_departement,
         id_parcelle, section, no_plan, latitude, longitude,
         is_bulk_sale, is_vefa,
         coalesce(
