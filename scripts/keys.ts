@@ -1,0 +1,135 @@
+// Key administration CLI over DATA_DIR/api.sqlite: create (prints the key once), list, revoke, top up.
+import { parseArgs } from 'node:util';
+import { Credits } from '../api/credits';
+import { PLAN_NAMES, PLANS, Store, type PlanName } from '../api/store';
+
+const USAGE = `Usage: npm run keys -- <command>
+  create --plan <${PLAN_NAMES.join('|')}> [--label <text>] [--credits <n>]
+         Prints the new key alone on the last line of stdout (details go to stderr); it is never shown again.
+         --credits sets this month's balance instead of the plan's allotment.
+  list
+  revoke <id|prefix>
+  topup <id|prefix> <credits>
+The database is DATA_DIR/api.sqlite (DATA_DIR defaults to ./data).`;
+
+class UsageError extends Error {}
+
+function parsePlan(raw: string | undefined): PlanName {
+  if (raw === undefined) throw new UsageError(`--plan is required (${PLAN_NAMES.join(', ')})`);
+  // Case-insensitive because `--plan scale` is an obvious intent, not a typo worth an error.
+  const plan = PLAN_NAMES.find((p) => p.toLowerCase() === raw.toLowerCase());
+  if (!plan) throw new UsageError(`unknown plan "${raw}" (plans: ${PLAN_NAMES.join(', ')})`);
+  return plan;
+}
+
+function parseCredits(raw: string | undefined, what: string, allowZero: boolean): number {
+  if (raw === undefined) throw new UsageError(`${what} is required`);
+  const n = /^-?\d+$/.test(raw.trim()) ? Number(raw.trim()) : NaN;
+  if (!Number.isSafeInteger(n) || n < (allowZero ? 0 : 1)) {
+    throw new UsageError(`${what} must be a ${allowZero ? 'non-negative' : 'positive'} integer, got "${raw}"`);
+  }
+  return n;
+}
+
+function table(header: string[], rows: string[][]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd();
+  return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
+}
+
+const fmt = (n: number) => n.toLocaleString('en-US');
+
+function run(argv: string[], store: Store): void {
+  // revoke and topup take positionals only; parsing them by hand lets `topup <id> -5` reach the credits check.
+  const positionalOnly = argv[0] === 'revoke' || argv[0] === 'topup';
+  const { values, positionals } = positionalOnly
+    ? { values: {} as { plan?: string; label?: string; credits?: string }, positionals: argv }
+    : parseArgs({
+        args: argv,
+        allowPositionals: true,
+        options: { plan: { type: 'string' }, label: { type: 'string' }, credits: { type: 'string' } },
+      });
+  const [command, ...rest] = positionals;
+  const credits = new Credits(store.db, store.clock);
+
+  switch (command) {
+    case 'create': {
+      const plan = parsePlan(values.plan);
+      const balance = values.credits === undefined ? undefined : parseCredits(values.credits, '--credits', true);
+      const { id, key } = store.createKey({ plan, label: values.label ?? '', balance });
+      const b = credits.balance(id)!;
+      process.stderr.write(
+        `Created ${id} (${plan}${values.label ? `, "${values.label}"` : ''}): ${fmt(b.remaining)} credits until ${b.resetsOn}, ` +
+          `then ${fmt(PLANS[plan].monthly)} a month. Store the key now: it cannot be shown again.\n`,
+      );
+      // Alone on stdout, so `KEY=$(npm run -s keys -- create ...)` captures exactly the key.
+      process.stdout.write(`${key}\n`);
+      return;
+    }
+    case 'list': {
+      const keys = store.listKeys();
+      if (keys.length === 0) {
+        process.stdout.write('No keys.\n');
+        return;
+      }
+      const rows = keys.map((k) => {
+        const b = credits.balance(k.id)!;
+        return [
+          k.id,
+          k.prefix,
+          k.label,
+          k.plan,
+          k.isActive ? 'yes' : `no (${k.revokedAt?.slice(0, 10)})`,
+          fmt(b.monthly),
+          fmt(b.topup),
+          k.createdAt.slice(0, 16).replace('T', ' '),
+        ];
+      });
+      process.stdout.write(table(['id', 'prefix', 'label', 'plan', 'active', 'balance', 'top-up', 'created (UTC)'], rows) + '\n');
+      return;
+    }
+    case 'revoke': {
+      if (rest.length !== 1) throw new UsageError('revoke takes one argument: the key id or prefix');
+      const { key, alreadyRevoked } = store.revoke(rest[0]);
+      process.stdout.write(
+        alreadyRevoked ? `${key.id} was already revoked on ${key.revokedAt}.\n` : `Revoked ${key.id} (${key.prefix}…, ${key.plan}).\n`,
+      );
+      return;
+    }
+    case 'topup': {
+      if (rest.length !== 2) throw new UsageError('topup takes two arguments: the key id or prefix, and a number of credits');
+      const n = parseCredits(rest[1], 'credits', false);
+      const key = store.topup(rest[0], n);
+      const b = credits.balance(key.id)!;
+      process.stdout.write(`Added ${fmt(n)} credits to ${key.id}: top-up ${fmt(b.topup)}, ${fmt(b.remaining)} available in total.\n`);
+      return;
+    }
+    case undefined:
+      throw new UsageError('a command is required');
+    default:
+      throw new UsageError(`unknown command "${command}"`);
+  }
+}
+
+function main(): number {
+  let store: Store | undefined;
+  try {
+    const argv = process.argv.slice(2);
+    if (argv.includes('--help') || argv.includes('-h') || argv[0] === 'help') {
+      process.stdout.write(USAGE + '\n');
+      return 0;
+    }
+    store = new Store();
+    run(argv, store);
+    return 0;
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    process.stderr.write(`error: ${message}\n`);
+    if (err instanceof UsageError || (err instanceof TypeError && 'code' in err)) process.stderr.write(`\n${USAGE}\n`);
+    return 1;
+  } finally {
+    store?.close();
+  }
+}
+
+process.exitCode = main();
