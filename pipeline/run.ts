@@ -7,7 +7,7 @@ import { pipeline as streamPipeline } from 'node:stream/promises';
 import { dataDir, paths } from '../lib/config';
 import { openMemory } from '../lib/duck';
 import { download } from './download';
-import { Lake, type Manifest } from './lake';
+import { Lake, type Manifest, type PartitionRecord } from './lake';
 import { dvfSource } from './sources/dvf';
 import type { LocalFile, Part, Selection, Source } from './sources/types';
 import { writeReference } from './reference';
@@ -123,7 +123,7 @@ export async function runSource(opts: RunOptions, hooks: RunHooks = {}): Promise
 }
 
 /** Manifest update after a file's partitions were swapped in: re-read so that nothing written meanwhile is lost. */
-function recordImport(lake: Lake, source: string, part: Part, file: LocalFile, partitions: import('./lake').PartitionRecord[], now: Date) {
+function recordImport(lake: Lake, source: string, part: Part, file: LocalFile, partitions: PartitionRecord[], now: Date) {
   const manifest: Manifest = lake.readManifest();
   const src = (manifest.sources[source] ??= {});
   src.partitions ??= {};
