@@ -78,11 +78,13 @@ async function main() {
     cliProgress.Presets.shades_classic,
   );
   const total = SOURCES[sourceName].parts(opts).length;
-  const filesBar = tty ? bars.create(total, 0, { name: 'files imported' }) : undefined;
+  const filesBar = tty ? bars.create(total, 0, { name: 'files' }) : undefined;
   let download: cliProgress.SingleBar | undefined;
+  let importing: { bar?: cliProgress.SingleBar; files: number } | undefined;
   const outcomes = await runSource(opts, {
     onPartStart: (p) => {
       if (!tty) console.log(`  ${p.key}: fetching ${opts.fromDir ? p.relPath : p.url}`);
+      filesBar?.update({ name: `files (fetching ${p.key})` });
     },
     onDownloadProgress: (p, received, size) => {
       if (!tty) return;
@@ -90,12 +92,25 @@ async function main() {
       if (size) download.setTotal(size);
       download.update(received, { name: `download ${p.key} (bytes)` });
     },
+    // The changed files are imported together, in one DuckDB pass per year: one bar for the steps of that pass.
+    onImportStart: (parts) => {
+      importing = { files: parts.length, bar: tty ? bars.create(1, 0, { name: `import of ${parts.length} files` }) : undefined };
+    },
+    onImportProgress: (step, done, total) => {
+      if (!tty) return void console.log(`  import of ${importing?.files ?? '?'} files: ${step}`);
+      importing?.bar?.setTotal(total);
+      importing?.bar?.update(done, { name: `import of ${importing.files} files: ${step}` });
+    },
     onPartDone: (o) => {
       if (download) {
         bars.remove(download);
         download = undefined;
       }
-      filesBar?.increment(1, { name: `files imported (last: ${o.part.key} ${o.status})` });
+      if (importing?.bar) {
+        bars.remove(importing.bar);
+        importing.bar = undefined;
+      }
+      filesBar?.increment(1, { name: `files (last: ${o.part.key} ${o.status})` });
       if (!tty) console.log(`  ${o.part.key}: ${o.status}${o.error ? ` — ${o.error}` : ''}`);
     },
   });

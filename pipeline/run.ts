@@ -1,15 +1,16 @@
-// Pipeline orchestration: for each file of a source, fetch it (mirror, official URL or local tree), skip it when
-// unchanged, import it into the lake, and record the outcome in the manifest; then build the marts.
+// Pipeline orchestration: fetch every file of a source (mirror, official URL or local tree), skip the unchanged ones,
+// import the others into the lake in one DuckDB pass per batch, and record the outcome in the manifest.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { pipeline as streamPipeline } from 'node:stream/promises';
 import { dataDir, paths } from '../lib/config';
-import { openMemory } from '../lib/duck';
+import { lit, openMemory, run } from '../lib/duck';
 import { download } from './download';
 import { Lake, type Manifest, type PartitionRecord } from './lake';
 import { dvfSource } from './sources/dvf';
-import type { LocalFile, Part, Selection, Source } from './sources/types';
+import type { ImportContext, ImportItem, ImportResult, LocalFile, Part, Selection, Source } from './sources/types';
 import { writeReference } from './reference';
 import { unzipFirstEntry } from './unzip';
 
@@ -22,6 +23,7 @@ export interface PartOutcome {
   rowsKept: number;
   newMutations: number;
   anomalies: Record<string, number>;
+  /** Fetch time plus, for an imported file, its share of its batch's import time (in proportion to its lines). */
   seconds: number;
   error?: string;
 }
@@ -30,6 +32,9 @@ export interface RunHooks {
   onDownloadProgress?: (part: Part, received: number, total: number | undefined) => void;
   onPartStart?: (part: Part) => void;
   onPartDone?: (outcome: PartOutcome) => void;
+  /** A batch of changed files is about to be imported in one pass. */
+  onImportStart?: (parts: Part[]) => void;
+  onImportProgress?: (step: string, done: number, total: number) => void;
   log?: (message: string) => void;
 }
 
@@ -75,46 +80,52 @@ export async function runSource(opts: RunOptions, hooks: RunHooks = {}): Promise
   if (!source) throw new Error(`unknown source ${opts.source} (known: ${Object.keys(SOURCES).join(', ')})`);
   const lake = new Lake(opts.dataRoot ?? dataDir());
   const unlock = lake.lock();
-  const { instance, conn } = await openMemory();
+  const { instance, conn } = await openMemory({ memoryLimit: importMemoryLimit() });
+  const now = opts.now ?? new Date();
   const outcomes: PartOutcome[] = [];
+  let reference: Promise<boolean> | undefined;
   try {
     lake.cleanLeftovers();
-    if (await writeReference(lake)) hooks.log?.('reference geography written to the lake');
+    // Spill files go to the data folder (not the current directory) and are removed with the run's other leftovers.
+    await run(conn, `SET temp_directory = ${lit(path.join(lake.root, '.staging', 'duckdb-tmp'))}`);
+
+    // 1. Fetch every file and set aside the unchanged ones.
+    const src = lake.readManifest().sources[source.name] ?? {};
+    const pending: Pending[] = [];
     for (const part of source.parts(opts)) {
       hooks.onPartStart?.(part);
       const started = performance.now();
       const outcome: PartOutcome = { part, status: 'failed', rowsRead: 0, rowsKept: 0, newMutations: 0, anomalies: {}, seconds: 0 };
+      outcomes.push(outcome);
       try {
         const file = await fetchPart(part, opts, hooks);
-        const manifest = lake.readManifest();
-        const src = (manifest.sources[source.name] ??= {});
         const previous = src.files?.[part.key];
         const intact = previous?.partitions.every((k) => src.partitions?.[k] && fs.existsSync(path.join(lake.root, src.partitions[k].file)));
-        if (!opts.force && previous?.sha256 === file.sha256 && intact) {
-          outcome.status = 'unchanged';
-        } else {
-          const result = await source.importFile({ lake, conn, now: opts.now ?? new Date(), log: hooks.log ?? (() => {}) }, part, file);
-          recordImport(lake, source.name, part, file, result.partitions, opts.now ?? new Date());
-          outcome.status = 'imported';
-          for (const p of result.partitions) {
-            outcome.rowsRead += p.rows_read;
-            outcome.rowsKept += p.rows_kept;
-            outcome.newMutations += p.new_mutations;
-            for (const [k, v] of Object.entries(p.anomalies)) outcome.anomalies[k] = (outcome.anomalies[k] ?? 0) + v;
-          }
-          if (part.departements.length > 1) {
-            for (const [k, v] of Object.entries(result.fileAnomalies)) outcome.anomalies[k] = (outcome.anomalies[k] ?? 0) + v;
-            outcome.rowsRead += Object.values(result.fileAnomalies).reduce((a, b) => a + b, 0);
-          }
-        }
+        if (!opts.force && previous?.sha256 === file.sha256 && intact) outcome.status = 'unchanged';
+        else pending.push({ part, file, outcome });
       } catch (e) {
         outcome.error = (e as Error).message;
       }
       outcome.seconds = (performance.now() - started) / 1000;
-      outcomes.push(outcome);
-      hooks.onPartDone?.(outcome);
+      if (pending.at(-1)?.outcome !== outcome) hooks.onPartDone?.(outcome);
     }
+
+    // The reference geography (rewritten only when its package version changes) is built while DuckDB imports: this
+    // thread is idle then. Waited for before the manifest is written.
+    reference = writeReference(lake);
+    reference.catch(() => {}); // its error is raised by the `await`s below, not as an unhandled rejection
+
+    // 2. Import the changed files, one DuckDB pass per batch (DVF: all the files of a year).
+    const batches = new Map<string, Pending[]>();
+    for (const p of pending) {
+      const key = source.batchKey(p.part);
+      batches.set(key, [...(batches.get(key) ?? []), p]);
+    }
+    const ctx = { lake, conn, now, log: hooks.log ?? (() => {}), progress: hooks.onImportProgress };
+    for (const batch of batches.values()) await importBatch(source, ctx, batch, hooks, reference);
+    if (await reference) hooks.log?.('reference geography written to the lake');
   } finally {
+    await reference?.catch(() => false); // never leave it writing to the lake after the lock is released
     conn.closeSync();
     instance.closeSync();
     unlock();
@@ -122,18 +133,78 @@ export async function runSource(opts: RunOptions, hooks: RunHooks = {}): Promise
   return outcomes;
 }
 
-/** Manifest update after a file's partitions were swapped in: re-read so that nothing written meanwhile is lost. */
-function recordImport(lake: Lake, source: string, part: Part, file: LocalFile, partitions: PartitionRecord[], now: Date) {
+interface Pending extends ImportItem {
+  outcome: PartOutcome;
+}
+
+/** DuckDB's memory cap for the import: half the RAM, at most 4 GB (a France year fits; more spills to disk). */
+function importMemoryLimit(): string {
+  return `${Math.max(1, Math.min(4, Math.floor(os.totalmem() / 2 ** 30 / 2)))}GB`;
+}
+
+/** Imports one batch in one pass; if that fails (e.g. one corrupt file), file by file so a bad file fails alone. */
+async function importBatch(source: Source, ctx: ImportContext, batch: Pending[], hooks: RunHooks, manifestFree: Promise<unknown>): Promise<void> {
+  const started = performance.now();
+  hooks.onImportStart?.(batch.map((p) => p.part));
+  let results: Array<ImportResult | Error>;
+  try {
+    results = await source.importFiles(ctx, batch);
+  } catch (e) {
+    if (batch.length === 1) results = [e as Error];
+    else {
+      ctx.log(`one-pass import of ${batch.length} files failed (${(e as Error).message}); importing them one by one`);
+      results = [];
+      for (const item of batch) results.push(await source.importFiles(ctx, [item]).then((r) => r[0], (err: Error) => err));
+    }
+  }
+  await manifestFree;
+  recordImports(ctx.lake, source.name, batch.flatMap((p, i) => {
+    const r = results[i];
+    return r instanceof Error ? [] : [{ part: p.part, file: p.file, partitions: r.partitions }];
+  }), ctx.now);
+
+  // Each file is charged its share of the batch's time, in proportion to its lines.
+  const rowsOf = (r: ImportResult | Error) =>
+    r instanceof Error ? 0 : r.partitions.reduce((a, p) => a + p.rows_read, 0) + Object.values(r.fileAnomalies).reduce((a, b) => a + b, 0);
+  const totalRows = results.reduce((a, r) => a + rowsOf(r), 0);
+  const seconds = (performance.now() - started) / 1000;
+  batch.forEach(({ part, outcome }, i) => {
+    const result = results[i];
+    outcome.seconds += totalRows ? (seconds * rowsOf(result)) / totalRows : seconds / batch.length;
+    if (result instanceof Error) outcome.error = result.message;
+    else {
+      outcome.status = 'imported';
+      for (const p of result.partitions) {
+        outcome.rowsRead += p.rows_read;
+        outcome.rowsKept += p.rows_kept;
+        outcome.newMutations += p.new_mutations;
+        for (const [k, v] of Object.entries(p.anomalies)) outcome.anomalies[k] = (outcome.anomalies[k] ?? 0) + v;
+      }
+      // Lines outside every owned partition: a geo-DVF file books them on its partition, unless it has none.
+      if (part.departements.length > 1 || !result.partitions.length) {
+        for (const [k, v] of Object.entries(result.fileAnomalies)) outcome.anomalies[k] = (outcome.anomalies[k] ?? 0) + v;
+        outcome.rowsRead += Object.values(result.fileAnomalies).reduce((a, b) => a + b, 0);
+      }
+    }
+    hooks.onPartDone?.(outcome);
+  });
+}
+
+/** Manifest update after a batch's partitions were swapped in: one write, re-read so nothing written meanwhile is lost. */
+function recordImports(lake: Lake, source: string, imported: Array<{ part: Part; file: LocalFile; partitions: PartitionRecord[] }>, now: Date) {
+  if (!imported.length) return;
   const manifest: Manifest = lake.readManifest();
   const src = (manifest.sources[source] ??= {});
   src.partitions ??= {};
   src.files ??= {};
-  for (const p of partitions) src.partitions[`${p.code_departement}/${p.annee}`] = p;
-  src.files[part.key] = {
-    source_url: file.url, sha256: file.sha256, vintage: file.vintage, imported_at: now.toISOString(),
-    rows: partitions.reduce((a, p) => a + p.rows_kept, 0),
-    partitions: partitions.map((p) => `${p.code_departement}/${p.annee}`),
-  };
+  for (const { part, file, partitions } of imported) {
+    for (const p of partitions) src.partitions[`${p.code_departement}/${p.annee}`] = p;
+    src.files[part.key] = {
+      source_url: file.url, sha256: file.sha256, vintage: file.vintage, imported_at: now.toISOString(),
+      rows: partitions.reduce((a, p) => a + p.rows_kept, 0),
+      partitions: partitions.map((p) => `${p.code_departement}/${p.annee}`),
+    };
+  }
   const all = Object.values(src.partitions);
   src.rows = all.reduce((a, p) => a + p.rows_kept, 0);
   src.vintage = all.map((p) => p.vintage).sort().at(-1);

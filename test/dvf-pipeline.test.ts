@@ -33,8 +33,9 @@ describe('geo-DVF sample (Abzac 2021)', () => {
     expect(p.anomalies.missing_coordinates).toBe(noCoords);
     expect(p.mutations).toBe(mutations);
     expect(p.sha256).toMatch(/^[0-9a-f]{64}$/);
-    const [{ n }] = await queryParquet(`select count(*) n from ${lakeGlob(data)}`);
+    const [{ n, repeated }] = await queryParquet(`select count(*) n, count(*) filter (line_occurrence > 1) repeated from ${lakeGlob(data)}`);
     expect(n).toBe(body.length);
+    expect(repeated).toBe(duplicates);
   });
 
   it('pins the values of one sale read from the file', async () => {
@@ -136,5 +137,77 @@ describe('re-imports', () => {
     expect(Number(added.id)).toBe(Math.max(...before.map((r) => Number(r.id))) + 1);
     const [{ n }] = await queryParquet(`select count(*) n from ${lakeGlob(data)}`);
     expect(n).toBe(body.length);
+  });
+});
+
+describe('one pass over several files', () => {
+  const body = geoLines.slice(1);
+  // The sample moved to the Landes (40): other commune, parcels and sale ids.
+  const in40 = (line: string) => {
+    const f = line.split(',');
+    [f[0], f[10], f[12], f[15]] = [`${f[0]}-40`, f[10].replace(/^33/, '40'), '40', f[15].replace(/^33/, '40')];
+    return f.join(',');
+  };
+
+  it('imports the files of a year together exactly as one by one, each file accounted on its own', async () => {
+    const tree = tempDir();
+    writeGeoFile(tree, 2021, '33', geoLines.join('\n') + '\n');
+    // 60 lines of the Landes, and one line of the Gironde file, which the Landes file does not own
+    writeGeoFile(tree, 2021, '40', [geoLines[0], ...body.slice(0, 60).map(in40), body[0]].join('\n') + '\n');
+    const now = new Date('2025-04-15T00:00:00Z');
+    const together = tempDir();
+    const outcomes = await runSource({ source: 'dvf', fromDir: tree, annees: [2021], departements: ['33', '40'], dataRoot: together, now });
+    expect(outcomes.map((o) => [o.part.key, o.status, o.rowsRead, o.rowsKept])).toEqual([['33/2021', 'imported', 164, 164], ['40/2021', 'imported', 61, 60]]);
+    const apart = tempDir();
+    for (const d of ['33', '40']) await runSource({ source: 'dvf', fromDir: tree, annees: [2021], departements: [d], dataRoot: apart, now });
+
+    const [diff] = await queryParquet(`select
+      (select count(*) from (from ${lakeGlob(together)} except all from ${lakeGlob(apart)})) a,
+      (select count(*) from (from ${lakeGlob(apart)} except all from ${lakeGlob(together)})) b, (select count(*) from ${lakeGlob(together)}) n`);
+    expect(diff).toEqual({ a: 0, b: 0, n: 224 });
+    const partitions = (root: string) => new Lake(root).readManifest().sources.dvf.partitions;
+    expect(partitions(together)).toEqual(partitions(apart));
+    const duplicates = 60 - new Set(body.slice(0, 60)).size;
+    expect(partitions(together)!['40/2021']).toMatchObject({ rows_read: 61, rows_kept: 60, anomalies: { outside_partition: 1, duplicate_lines: duplicates } });
+  });
+
+  it('a corrupt file fails alone; the other files of its year are imported', async () => {
+    const tree = sampleTree();
+    writeGeoFile(tree, 2021, '40', [geoLines[0], ...body.slice(0, 10).map(in40)].join('\n') + '\n');
+    fs.writeFileSync(path.join(tree, '2021', 'departements', '40.csv.gz'), Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3, 1, 2, 3, 4, 5]));
+    const data = tempDir();
+    const outcomes = await runSource({ source: 'dvf', fromDir: tree, annees: [2021], departements: ['33', '40'], dataRoot: data });
+    expect(outcomes.map((o) => o.status)).toEqual(['imported', 'failed']);
+    expect(outcomes[1].error).toBeTruthy();
+    const [{ n }] = await queryParquet(`select count(*) n from ${lakeGlob(data)}`);
+    expect(n).toBe(164);
+    expect(Object.keys(new Lake(data).readManifest().sources.dvf.files!)).toEqual(['33/2021']);
+  });
+});
+
+describe('mutation keys', () => {
+  it('list the sorted distinct parcels and skip missing ones, as the published key definition (string_agg) does', async () => {
+    const [first] = geoLines.slice(1);
+    const line = (id: string, price: string, parcelle: string) => {
+      const f = first.split(',');
+      [f[0], f[4], f[15]] = [id, price, parcelle];
+      return f.join(',');
+    };
+    const tree = tempDir();
+    writeGeoFile(tree, 2021, '33', [geoLines[0],
+      line('K-1', '1000', ''), line('K-1', '1000', ''), // no parcel at all (as DGFiP lines without a plan number)
+      line('K-2', '2000', '33001000AB0002'), line('K-2', '2000', ''), // one line without its parcel
+      line('K-3', '3000', '33001000AB0009'), line('K-3', '3000', '33001000AB0001'), line('K-3', '3000', '33001000AB0009'),
+    ].join('\n') + '\n');
+    const data = tempDir();
+    await importTree(data, tree, 'geo-dvf', 2021, ['33']);
+    const rows = await queryParquet(`select id_mutation, any_value(mutation_key) as mutation_key,
+        md5(concat_ws('|', code_departement, any_value(date_mutation), any_value(nature_mutation), any_value(valeur_fonciere),
+          string_agg(distinct id_parcelle, ',' order by id_parcelle))) || '-1' as expected
+      from ${lakeGlob(data)} group by id_mutation, code_departement order by id_mutation`);
+    expect(rows.map((r) => r.id_mutation)).toEqual(['K-1', 'K-2', 'K-3']);
+    for (const r of rows) expect(r.mutation_key).toBe(r.expected);
+    const [{ k }] = await queryParquet(`select md5('33|2021-01-06|Vente|1000.0') || '-1' as k`);
+    expect(rows[0].mutation_key).toBe(k);
   });
 });

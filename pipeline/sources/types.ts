@@ -37,6 +37,14 @@ export interface ImportContext {
   conn: DuckDBConnection;
   now: Date;
   log: (message: string) => void;
+  /** Step `done` of `total` of the import is starting (for progress bars). */
+  progress?: (step: string, done: number, total: number) => void;
+}
+
+/** One fetched file to import. */
+export interface ImportItem {
+  part: Part;
+  file: LocalFile;
 }
 
 export interface ImportResult {
@@ -49,6 +57,11 @@ export interface Source {
   name: string;
   /** Files to fetch for a selection, in a deterministic order. */
   parts(sel: Selection): Part[];
-  /** Imports one local file into the lake (atomically per partition) and reports what it did. */
-  importFile(ctx: ImportContext, part: Part, file: LocalFile): Promise<ImportResult>;
+  /**
+   * Parts with the same batch key are imported together by one `importFiles` call: one pass is much faster than
+   * one call per file (both cores busy, fixed costs paid once). Parts of one batch must own disjoint partitions.
+   */
+  batchKey(part: Part): string;
+  /** Imports local files into the lake (atomically per partition) and reports what it did, one result per item. */
+  importFiles(ctx: ImportContext, items: ImportItem[]): Promise<ImportResult[]>;
 }

@@ -6,7 +6,7 @@ WITH m AS (
   SELECT code_departement, year(any_value(date_mutation)) AS annee, mutation_group,
     any_value(date_mutation) AS date_mutation,
     md5(concat_ws('|', code_departement, any_value(date_mutation), any_value(nature_mutation),
-        any_value(valeur_fonciere), string_agg(DISTINCT id_parcelle, ',' ORDER BY id_parcelle))) AS content_key
+        any_value(valeur_fonciere), nullif(array_to_string(list_sort(list_distinct(list(id_parcelle))), ','), ''))) AS content_key
   FROM lines
   GROUP BY code_departement, mutation_group
 ), keyed AS (
