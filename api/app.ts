@@ -1,14 +1,32 @@
-// The HTTP application: Express 5 over the serving database. Endpoints are added as route modules on this app.
+// The HTTP application: the platform (request ids, errors, OpenAPI, docs) and the route modules mounted on it.
+import crypto from 'node:crypto';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
-import type { ServingDb } from './db';
+import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
+import type { AppContext } from './context';
+import { DOCS_CSP, docsPageHtml } from './docs-page';
+import { ApiError, ERROR_STATUS, invalidParams } from './errors';
+import { errorSchema, mountEndpoint, toApiError, type AnyEndpoint } from './platform';
+import { metaSources } from './routes/meta';
+import { statsMarket } from './routes/stats/market';
+import { getTransaction, searchTransactions } from './routes/transactions';
 
-export interface AppContext {
-  db: ServingDb;
-}
+/** Every endpoint of the API; a new route module is one more line here. */
+export const ENDPOINTS: AnyEndpoint[] = [searchTransactions, getTransaction, statsMarket, metaSources];
+
+const REQUEST_ID_RE = /^[\w.:-]{1,128}$/;
 
 export function createApp(ctx: AppContext): Express {
   const app = express();
   app.disable('x-powered-by');
+  app.set('etag', false);
+
+  // Echo the caller's X-Request-Id when it is a sane token, else make one; present on every response.
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    const given = req.get('x-request-id');
+    res.set('X-Request-Id', given && REQUEST_ID_RE.test(given) ? given : crypto.randomUUID());
+    next();
+  });
+  app.use(express.json({ limit: '100kb' }));
 
   // For load balancers: no key, no credits; 503 until a serving database is loaded.
   app.get('/health', (_req: Request, res: Response) => {
@@ -16,11 +34,50 @@ export function createApp(ctx: AppContext): Express {
     res.status(ready ? 200 : 503).json({ status: ready ? 'ok' : 'no_data', serving_database: ctx.db.file ?? null });
   });
 
-  app.use((req: Request, res: Response) => {
-    res.status(404).json({ error: { code: 'not_found', message: `no route for ${req.method} ${req.path}` } });
+  const registry = new OpenAPIRegistry();
+  registry.register('Error', errorSchema);
+  registry.registerComponent('securitySchemes', 'ApiKey', { type: 'apiKey', in: 'header', name: 'X-API-Key' });
+  registry.registerComponent('securitySchemes', 'Bearer', { type: 'http', scheme: 'bearer' });
+  for (const endpoint of ENDPOINTS) mountEndpoint(app, registry, ctx, endpoint);
+
+  const document = new OpenApiGeneratorV31(registry.definitions).generateDocument({
+    openapi: '3.1.0',
+    info: {
+      title: 'foncier API',
+      version: '1.0.0',
+      description:
+        'French property-market statistics from open data (DVF sales, DPE, BDNB, Filosofi, ANIL, SIRENE). Every call is ' +
+        'charged in credits; errors are `{"error": {"code", "message", "details"?}}` with codes: ' +
+        Object.entries(ERROR_STATUS)
+          .map(([code, status]) => `\`${code}\` (${status})`)
+          .join(', ') +
+        '.',
+    },
+    servers: [{ url: '/' }],
   });
-  app.use((err: Error, _req: Request, res: Response, _next: NextFunction) => {
-    res.status(500).json({ error: { code: 'query_failed', message: err.message } });
+  app.get('/v1/openapi.json', (_req: Request, res: Response) => {
+    res.json(document);
+  });
+  app.get('/docs', (_req: Request, res: Response) => {
+    res.type('html').set('Content-Security-Policy', DOCS_CSP).send(docsPageHtml());
+  });
+
+  app.use((req: Request) => {
+    throw new ApiError('not_found', `no route for ${req.method} ${req.path}`);
+  });
+  // The one error renderer: every failure, including malformed JSON bodies, leaves in the specified error body.
+  app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
+    const e = err as { type?: string; status?: number };
+    let apiError: ApiError;
+    if (e?.type === 'entity.parse.failed') apiError = invalidParams([{ param: 'body', issue: 'malformed JSON' }]);
+    else if (e?.type === 'entity.too.large') apiError = invalidParams([{ param: 'body', issue: 'larger than 100 kB' }]);
+    else if (e?.type && e.status && e.status < 500) apiError = invalidParams([{ param: 'body', issue: String((err as Error).message) }]);
+    else {
+      apiError = toApiError(err);
+      if (!(err instanceof ApiError)) ctx.log(`unhandled error: ${(err as Error)?.stack ?? String(err)}`);
+    }
+    for (const [name, value] of Object.entries(apiError.opts.headers ?? {})) res.set(name, value);
+    res.status(apiError.status).json(apiError.body);
   });
   return app;
 }

@@ -1,21 +1,23 @@
-// Starts the API on PORT (default 3000) over the serving database of DATA_DIR.
+// Starts the API on PORT (default 3000) over the data folder (DATA_DIR).
 import type { Server } from 'node:http';
 import { createApp } from './app';
-import { ServingDb } from './db';
+import { closeContext, createContext, type AppContext } from './context';
 
-export async function startServer(port = Number(process.env.PORT ?? 3000)): Promise<{ server: Server; db: ServingDb }> {
-  const db = new ServingDb();
-  await db.start();
-  const app = createApp({ db });
+export async function startServer(port = Number(process.env.PORT ?? 3000)): Promise<{ server: Server; ctx: AppContext }> {
+  const ctx = createContext();
+  await ctx.db.start();
+  const app = createApp(ctx);
   const server = await new Promise<Server>((resolve) => {
     const s = app.listen(port, () => resolve(s));
   });
+  // Keep-alive longer than common load balancers' idle timeout, so they never reuse a socket we are closing.
+  server.keepAliveTimeout = 65_000;
   const stop = async () => {
     server.close();
-    await db.close();
+    await closeContext(ctx);
     process.exit(0);
   };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
-  return { server, db };
+  return { server, ctx };
 }

@@ -1,0 +1,66 @@
+// The services handed to every route (STYLE.md: injected, not imported). Tests build one over a temp data folder
+// with a FixedClock; `npm start` builds one over DATA_DIR.
+import path from 'node:path';
+import { dataDir } from '../lib/config';
+import { ResponseCache } from './cache';
+import { systemClock, type Clock } from './clock';
+import { Credits } from './credits';
+import { ServingDb, type ServingDbOptions } from './db';
+import { RateLimiter } from './rate-limit';
+import { Store } from './store';
+
+export interface Limits {
+  /** Requests doing database work at once; above it 503 at_capacity (specification, Limits). */
+  maxConcurrentQueries: number;
+  /** Overrides the plans' requests per minute (load tests only). */
+  rateLimitPerMinute?: number;
+  /** Time budget of the dense valuation queries (dense_query_timeout). */
+  denseQueryTimeoutMs: number;
+}
+
+export interface AppContext {
+  db: ServingDb;
+  store: Store;
+  credits: Credits;
+  rateLimiter: RateLimiter;
+  cache: ResponseCache;
+  clock: Clock;
+  limits: Limits;
+  /** Requests currently holding a database slot. */
+  active: { queries: number };
+  log: (line: string) => void;
+}
+
+export interface ContextOptions {
+  dataRoot?: string;
+  clock?: Clock;
+  limits?: Partial<Limits>;
+  db?: ServingDbOptions;
+  log?: (line: string) => void;
+}
+
+export function createContext(opts: ContextOptions = {}): AppContext {
+  const root = opts.dataRoot ?? dataDir();
+  const clock = opts.clock ?? systemClock;
+  const store = new Store(path.join(root, 'api.sqlite'), clock);
+  return {
+    db: new ServingDb({ ...opts.db, dataRoot: root }),
+    store,
+    credits: new Credits(store.db, clock),
+    rateLimiter: new RateLimiter(clock),
+    cache: new ResponseCache(() => clock.now().getTime()),
+    clock,
+    limits: {
+      maxConcurrentQueries: 15,
+      denseQueryTimeoutMs: Number(process.env.DENSE_QUERY_TIMEOUT_MS ?? 3000),
+      ...opts.limits,
+    },
+    active: { queries: 0 },
+    log: opts.log ?? ((line) => console.error(line)),
+  };
+}
+
+export async function closeContext(ctx: AppContext): Promise<void> {
+  await ctx.db.close();
+  ctx.store.close();
+}

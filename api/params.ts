@@ -1,0 +1,87 @@
+// Query-string parameter schemas shared by the route modules: strict parsing of the strings Express hands over
+// (a number is a number, a boolean is true/false, a date is a real YYYY-MM-DD day), with messages that name the rule.
+// Out-of-range values are refused, never clamped (shared/docs/DECISIONS.md).
+import { z } from 'zod';
+import { extendZodWithOpenApi } from '@asteasolutions/zod-to-openapi';
+
+extendZodWithOpenApi(z);
+export { z };
+
+const NUMBER_RE = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+
+/** A repeated parameter (?a=1&a=2) is an error rather than a silent pick of one value. */
+function single(v: unknown): unknown {
+  return Array.isArray(v) ? { repeated: true } : v;
+}
+
+function toNumber(v: unknown): unknown {
+  v = single(v);
+  if (typeof v === 'string' && NUMBER_RE.test(v.trim())) return Number(v.trim());
+  return v;
+}
+
+export function numberParam(opts: { min?: number; max?: number; int?: boolean; description: string; example?: number }) {
+  const { min, max, int } = opts;
+  const range = min !== undefined && max !== undefined ? `between ${min} and ${max}` : min !== undefined ? `at least ${min}` : `at most ${max}`;
+  let n = z.number({ error: int ? 'must be an integer' : 'must be a number' });
+  if (int) n = n.int({ error: 'must be an integer' });
+  if (min !== undefined) n = n.min(min, { error: `must be ${range}` });
+  if (max !== undefined) n = n.max(max, { error: `must be ${range}` });
+  return z.preprocess(toNumber, n).openapi({ description: opts.description, example: opts.example });
+}
+
+export function booleanParam(description: string) {
+  return z
+    .preprocess(
+      (v) => {
+        v = single(v);
+        if (v === 'true' || v === '1') return true;
+        if (v === 'false' || v === '0') return false;
+        return v;
+      },
+      z.boolean({ error: 'must be true or false' }),
+    )
+    .openapi({ description, type: 'boolean' });
+}
+
+/** The calendar date a YYYY-MM-DD string names, or undefined when it is not one (2025-02-30 is not). */
+export function parseDay(s: string): Date | undefined {
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(s)) return undefined;
+  const d = new Date(`${s}T00:00:00Z`);
+  return Number.isNaN(d.getTime()) || d.toISOString().slice(0, 10) !== s ? undefined : d;
+}
+
+export function dateParam(description: string) {
+  return z
+    .preprocess(single, z.string({ error: 'must be a date YYYY-MM-DD' }))
+    .refine((s) => parseDay(s) !== undefined, { error: 'must be a date YYYY-MM-DD' })
+    .openapi({ description, format: 'date', example: '2024-01-01' });
+}
+
+export function enumParam<const T extends readonly [string, ...string[]]>(values: T, description: string) {
+  return z
+    .preprocess(single, z.enum(values, { error: `must be one of ${values.join(', ')}` }))
+    .openapi({ description });
+}
+
+export function stringParam(opts: { description: string; pattern?: RegExp; issue?: string; max?: number; example?: string }) {
+  let s = z.string({ error: 'must be a string' }).trim().min(1, { error: 'must not be empty' }).max(opts.max ?? 200, {
+    error: `must be at most ${opts.max ?? 200} characters`,
+  });
+  if (opts.pattern) s = s.regex(opts.pattern, { error: opts.issue ?? `must match ${opts.pattern}` });
+  return z.preprocess(single, s).openapi({ description: opts.description, example: opts.example });
+}
+
+export const TYPE_LOCAL_4 = ['Maison', 'Appartement', 'Terrain', 'Local commercial'] as const;
+export const TYPE_LOCAL_2 = ['Maison', 'Appartement'] as const;
+export type TypeLocal4 = (typeof TYPE_LOCAL_4)[number];
+
+/** 'YYYY-MM-DD' of a UTC day. */
+export function isoDay(d: Date): string {
+  return d.toISOString().slice(0, 10);
+}
+
+/** The same calendar day `years` earlier (29 February falls on 1 March). */
+export function yearsBefore(d: Date, years: number): Date {
+  return new Date(Date.UTC(d.getUTCFullYear() - years, d.getUTCMonth(), d.getUTCDate()));
+}

@@ -1,0 +1,203 @@
+// End to end: the real server (`scripts/start.ts`, demo data built on first start) serves /docs, which headless
+// Chromium renders from /v1/openapi.json without any request leaving the machine; "Try it" calls the API.
+// E2E_BASE_URL points the test at a server already running instead (its keys from E2E_API_KEY or DATA_DIR).
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DOCS_CSP } from '../../api/docs-page';
+
+const repoRoot = path.resolve(fileURLToPath(new URL('../..', import.meta.url)));
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const SCREENSHOT = path.join(repoRoot, 'test-results', 'docs.png');
+const REQUIRED = ['GET /v1/transactions', 'GET /v1/transactions/{id}', 'GET /v1/stats/market', 'GET /v1/meta/sources'];
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
+
+let base = process.env.E2E_BASE_URL?.replace(/\/+$/, '') ?? '';
+let dataDir = process.env.DATA_DIR ?? path.join(repoRoot, 'data');
+let server: ChildProcess | undefined;
+let serverExit: Promise<void> | undefined;
+const serverLog: string[] = [];
+let browser: Browser;
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as net.AddressInfo;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+function recentLog(): string {
+  return serverLog.join('').split('\n').slice(-40).join('\n');
+}
+
+async function waitForHealth(url: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (server && server.exitCode !== null) throw new Error(`server exited with ${server.exitCode}:\n${recentLog()}`);
+    try {
+      const res = await fetch(`${url}/health`);
+      if (res.status === 200) return;
+    } catch {
+      // Not listening yet (the demo dataset is being built).
+    }
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  throw new Error(`no 200 from ${url}/health after ${timeoutMs / 1000} s:\n${recentLog()}`);
+}
+
+function isLoopback(raw: string): boolean {
+  const url = new URL(raw);
+  return url.protocol === 'data:' || url.protocol === 'blob:' || LOOPBACK.has(url.hostname);
+}
+
+/** A page that records console errors, uncaught exceptions and any request to a non-loopback host (aborted). */
+async function watchedPage(): Promise<{ context: BrowserContext; page: Page; problems: string[]; outside: string[] }> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const problems: string[] = [];
+  const outside: string[] = [];
+  await context.route('**/*', (route) => {
+    if (isLoopback(route.request().url())) return route.continue();
+    outside.push(route.request().url());
+    return route.abort();
+  });
+  const page = await context.newPage();
+  page.on('console', (m) => {
+    if (m.type() === 'error') problems.push(`console: ${m.text()}`);
+  });
+  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  page.on('request', (r) => {
+    if (!isLoopback(r.url()) && !outside.includes(r.url())) outside.push(r.url());
+  });
+  return { context, page, problems, outside };
+}
+
+async function renderedEndpoints(page: Page): Promise<string[]> {
+  return page.$$eval('#endpoints .endpoint', (els) =>
+    els.map((el) => `${el.querySelector('.method')?.textContent?.trim()} ${el.querySelector('.path')?.textContent?.trim()}`),
+  );
+}
+
+async function apiKey(): Promise<string> {
+  if (process.env.E2E_API_KEY) return process.env.E2E_API_KEY;
+  const { stdout } = await promisify(execFile)('npx', ['tsx', 'scripts/keys.ts', 'create', '--plan', 'Scale', '--label', 'e2e'], {
+    cwd: repoRoot,
+    env: { ...process.env, DATA_DIR: dataDir },
+  });
+  return stdout.trim().split('\n').pop()!.trim();
+}
+
+beforeAll(async () => {
+  if (!base) {
+    dataDir = mkdtempSync(path.join(os.tmpdir(), 'foncier-e2e-'));
+    const port = await freePort();
+    base = `http://127.0.0.1:${port}`;
+    // Own process group (detached), so afterAll can stop npx, tsx and node together.
+    server = spawn('npx', ['tsx', 'scripts/start.ts'], {
+      cwd: repoRoot,
+      env: { ...process.env, DATA_DIR: dataDir, PORT: String(port) },
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    serverExit = new Promise((resolve) => server!.once('exit', () => resolve()));
+    const keep = (chunk: Buffer) => {
+      serverLog.push(chunk.toString());
+      if (serverLog.length > 400) serverLog.splice(0, serverLog.length - 400);
+    };
+    server.stdout!.on('data', keep);
+    server.stderr!.on('data', keep);
+  }
+  await waitForHealth(base, 300_000);
+  browser = await chromium.launch({ executablePath: CHROMIUM });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  if (server?.pid && server.exitCode === null) {
+    process.kill(-server.pid, 'SIGTERM');
+    const stopped = await Promise.race([serverExit!.then(() => true), new Promise((r) => setTimeout(() => r(false), 10_000))]);
+    if (!stopped) process.kill(-server.pid, 'SIGKILL');
+  }
+  if (server) rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe('/docs', () => {
+  it('renders every operation of /v1/openapi.json offline, without errors', async () => {
+    const spec = (await (await fetch(`${base}/v1/openapi.json`)).json()) as { paths: Record<string, Record<string, unknown>> };
+    const methods = ['get', 'post', 'put', 'patch', 'delete'];
+    const expected = Object.entries(spec.paths).flatMap(([p, item]) =>
+      methods.filter((m) => item[m]).map((m) => `${m.toUpperCase()} ${p}`),
+    );
+    expect(expected).toEqual(expect.arrayContaining(REQUIRED));
+
+    const { context, page, problems, outside } = await watchedPage();
+    const res = await page.goto(`${base}/docs`);
+    expect(res?.status()).toBe(200);
+    expect(res?.headers()['content-security-policy']).toBe(DOCS_CSP);
+    await page.waitForSelector('#endpoints .endpoint');
+
+    const shown = await renderedEndpoints(page);
+    expect(shown).toEqual(expect.arrayContaining(REQUIRED));
+    expect([...shown].sort()).toEqual([...expected].sort());
+    await expect(page.title()).resolves.toMatch(/documentation/);
+
+    // Opening an operation shows its parameters, response schema and error table.
+    const market = page.locator('.endpoint[data-path="/v1/stats/market"]');
+    await market.locator('summary').click();
+    await expect(market.locator('table').first().textContent()).resolves.toContain('code_postal');
+    await expect(market.locator('h4', { hasText: 'Errors' }).count()).resolves.toBe(1);
+
+    mkdirSync(path.dirname(SCREENSHOT), { recursive: true });
+    await page.screenshot({ path: SCREENSHOT, fullPage: true });
+
+    // The search box narrows the list.
+    await page.fill('#search', 'stats/market');
+    const visible = await page.$$eval('#endpoints .endpoint:not([hidden]) .path', (els) => els.map((e) => e.textContent));
+    expect(visible).toContain('/v1/stats/market');
+    expect(visible).not.toContain('/v1/transactions');
+
+    expect(problems).toEqual([]);
+    expect(outside).toEqual([]);
+    await context.close();
+  });
+
+  it('"Try it" sends the stored key and shows status, headers and the JSON body', async () => {
+    const key = await apiKey();
+    const { context, page, problems, outside } = await watchedPage();
+    const sent: (string | undefined)[] = [];
+    page.on('request', (r) => {
+      if (new URL(r.url()).pathname === '/v1/meta/sources') sent.push(r.headers()['x-api-key']);
+    });
+    await page.goto(`${base}/docs`);
+    const op = page.locator('.endpoint[data-path="/v1/meta/sources"][data-method="GET"]');
+    await op.locator('summary').click();
+    await op.locator('input.api-key').fill(key);
+    await op.locator('button.send').click();
+    await op.locator('pre.body').waitFor();
+
+    expect(sent).toEqual([key]);
+    await expect(op.locator('.result .status').textContent()).resolves.toMatch(/^200\b/);
+    await expect(op.locator('dl.headers').textContent()).resolves.toContain('x-request-id');
+    const body = (await op.locator('pre.body').textContent()) ?? '';
+    expect(() => JSON.parse(body)).not.toThrow();
+    expect(body).toContain('\n  '); // pretty-printed
+
+    // The key is kept in localStorage and pre-filled after a reload.
+    await page.reload();
+    await page.waitForSelector('#endpoints .endpoint');
+    await expect(page.locator('input.api-key').first().inputValue()).resolves.toBe(key);
+
+    expect(problems).toEqual([]);
+    expect(outside).toEqual([]);
+    await context.close();
+  });
+});

@@ -1,0 +1,64 @@
+// Test harness for the API: a data folder built from the real DVF samples by the real pipeline and marts, a context
+// with a FixedClock, the app on an ephemeral loopback port, and helpers to create keys and call endpoints.
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createApp } from '../../api/app';
+import { FixedClock } from '../../api/clock';
+import { closeContext, createContext, type AppContext, type Limits } from '../../api/context';
+import type { PlanName } from '../../api/store';
+import { buildMarts } from '../../marts/runner';
+import { runSource } from '../../pipeline/run';
+import { sampleTree, tempDir } from './samples';
+
+export interface TestApi {
+  url: string;
+  ctx: AppContext;
+  clock: FixedClock;
+  dataRoot: string;
+  /** A new active key; `balance` credits for the month (default: the plan's allotment). */
+  key(opts?: { plan?: PlanName; balance?: number }): string;
+  get(path: string, key?: string, headers?: Record<string, string>): Promise<{ status: number; body: any; headers: Headers }>;
+  close(): Promise<void>;
+}
+
+/** Builds (once per data folder) the lake and serving database from the geo-DVF (33, 2021) and DGFiP (01, 2020) samples. */
+export async function buildSampleData(dataRoot = tempDir('foncier-api-')): Promise<string> {
+  const tree = sampleTree();
+  await runSource({ source: 'dvf', fromDir: tree, annees: [2021], departements: ['33'], dataRoot });
+  await runSource({ source: 'dvf', format: 'dgfip', fromDir: tree, annees: [2020], departements: ['01'], dataRoot });
+  await buildMarts({ dataRoot });
+  return dataRoot;
+}
+
+export async function startTestApi(opts: { dataRoot?: string; now?: string; limits?: Partial<Limits> } = {}): Promise<TestApi> {
+  const dataRoot = opts.dataRoot ?? (await buildSampleData());
+  const clock = new FixedClock(opts.now ?? '2022-06-15T12:00:00Z');
+  const ctx = createContext({ dataRoot, clock, limits: opts.limits, db: { watchIntervalMs: 50 }, log: () => {} });
+  await ctx.db.start();
+  const server: Server = await new Promise((resolve) => {
+    const s = createApp(ctx).listen(0, '127.0.0.1', () => resolve(s));
+  });
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    url,
+    ctx,
+    clock,
+    dataRoot,
+    key: ({ plan = 'Scale', balance } = {}) => ctx.store.createKey({ plan, balance }).key,
+    async get(path, key, headers = {}) {
+      const res = await fetch(url + path, { headers: { ...(key ? { 'X-API-Key': key } : {}), ...headers } });
+      const text = await res.text();
+      return { status: res.status, body: text ? JSON.parse(text) : undefined, headers: res.headers };
+    },
+    async close() {
+      await new Promise((r) => server.close(r));
+      await closeContext(ctx);
+    },
+  };
+}
+
+/** The key's spendable balance, read independently of the API response. */
+export function balanceOf(api: TestApi, rawKey: string): number {
+  const rec = api.ctx.store.findByKey(rawKey)!;
+  return api.ctx.credits.balance(rec.id)!.remaining;
+}

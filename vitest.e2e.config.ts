@@ -1,0 +1,13 @@
+import { defineConfig } from 'vitest/config';
+
+// End-to-end tests: a real server (building the demo dataset on first start) driven by headless Chromium.
+export default defineConfig({
+  test: {
+    include: ['test/e2e/**/*.test.ts'],
+    testTimeout: 120_000,
+    // Building the demo dataset before the server listens takes up to a minute or two on a small CI machine.
+    hookTimeout: 360_000,
+    pool: 'forks',
+    maxWorkers: 1,
+  },
+});
