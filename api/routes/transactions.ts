@@ -113,8 +113,15 @@ export const searchTransactions = defineEndpoint({
   },
   async handler(p, { ctx }) {
     const [rows, [{ n }]] = await Promise.all([
+      // The page's ids first, over two narrow columns, then its 24 columns for those rows only: about half the time
+      // of sorting whole rows at France scale (docs/performance.md).
       ctx.db.query<Transaction>(
-        `select ${TRANSACTION_COLUMNS} from ventes where ${p.where} order by date_mutation desc, id desc limit $limit offset $offset`,
+        `with page as (
+           select id from ventes where ${p.where} order by date_mutation desc, id desc limit $limit offset $offset
+         )
+         select ${TRANSACTION_COLUMNS} from ventes
+         where ${p.where} and id in (select id from page)
+         order by date_mutation desc, id desc`,
         { ...p.params, limit: BigInt(p.limit), offset: BigInt(p.offset) },
       ),
       ctx.db.query<{ n: number }>(`select count(*) as n from ventes where ${p.where}`, p.params),
