@@ -40,10 +40,6 @@ export class ResponseCache<T = unknown> {
   clear(): void {
     this.entries.clear();
   }
-
-  get size(): number {
-    return this.entries.size;
-  }
 }
 
 /** A stable key for a parsed request: object keys sorted, undefined dropped. */

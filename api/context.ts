@@ -14,8 +14,6 @@ export interface Limits {
   maxConcurrentQueries: number;
   /** Overrides the plans' requests per minute (load tests only). */
   rateLimitPerMinute?: number;
-  /** Time budget of the dense valuation queries (dense_query_timeout). */
-  denseQueryTimeoutMs: number;
 }
 
 export interface AppContext {
@@ -52,7 +50,6 @@ export function createContext(opts: ContextOptions = {}): AppContext {
     clock,
     limits: {
       maxConcurrentQueries: 15,
-      denseQueryTimeoutMs: Number(process.env.DENSE_QUERY_TIMEOUT_MS ?? 3000),
       ...opts.limits,
     },
     active: { queries: 0 },

@@ -87,12 +87,9 @@ function resolveCommunes(input: string, dep: string | undefined, notices: string
 export interface LocationRules {
   /** Location kinds this endpoint accepts; others get unsupported_location. */
   accept: LocationKind[];
-  /** Column prefix when the condition is used on an aliased table. */
-  alias?: string;
 }
 
 export function resolveLocation(q: LocationInput, rules: LocationRules): Location {
-  const col = (c: string) => (rules.alias ? `${rules.alias}.${c}` : c);
   const hasLat = q.latitude !== undefined;
   const hasLon = q.longitude !== undefined;
   if (hasLat !== hasLon) {
@@ -124,11 +121,11 @@ export function resolveLocation(q: LocationInput, rules: LocationRules): Locatio
     dep = q.code_departement.toUpperCase();
     if (/^\d$/.test(dep)) dep = `0${dep}`;
     if (!isDepartement(dep)) throw invalidParams([{ param: 'code_departement', issue: `"${q.code_departement}" is not a French département` }]);
-    conditions.push(`${col('code_departement')} = $loc_dep`);
+    conditions.push(`code_departement = $loc_dep`);
     params.loc_dep = dep;
   }
   if (q.code_postal !== undefined) {
-    conditions.push(`${col('code_postal')} = $loc_cp`);
+    conditions.push(`code_postal = $loc_cp`);
     params.loc_cp = q.code_postal;
   }
   let communes: Commune[] = [];
@@ -140,10 +137,10 @@ export function resolveLocation(q: LocationInput, rules: LocationRules): Locatio
     // The département condition lets DuckDB skip row groups: the marts are sorted by département first.
     const deps = [...new Set(communes.map((c) => c.departement))];
     if (!dep) {
-      conditions.push(`${col('code_departement')} in (${deps.map((_, i) => `$loc_cdep${i}`).join(', ')})`);
+      conditions.push(`code_departement in (${deps.map((_, i) => `$loc_cdep${i}`).join(', ')})`);
       deps.forEach((d, i) => (params[`loc_cdep${i}`] = d));
     }
-    conditions.push(`${col('code_commune_actuel')} in (${communes.map((_, i) => `$loc_c${i}`).join(', ')})`);
+    conditions.push(`code_commune_actuel in (${communes.map((_, i) => `$loc_c${i}`).join(', ')})`);
     communes.forEach((c, i) => (params[`loc_c${i}`] = c.code));
   }
   let radius: number | null = null;
@@ -156,8 +153,8 @@ export function resolveLocation(q: LocationInput, rules: LocationRules): Locatio
     const dLon = Math.min(180, dLat / Math.max(0.01, Math.cos((lat * Math.PI) / 180)));
     Object.assign(params, { loc_lat: lat, loc_lon: lon, loc_r: radius, loc_lat0: lat - dLat, loc_lat1: lat + dLat, loc_lon0: lon - dLon, loc_lon1: lon + dLon });
     conditions.push(
-      `${col('latitude')} between $loc_lat0 and $loc_lat1 and ${col('longitude')} between $loc_lon0 and $loc_lon1`,
-      `${distanceSql(col('latitude'), col('longitude'))} <= $loc_r`,
+      `latitude between $loc_lat0 and $loc_lat1 and longitude between $loc_lon0 and $loc_lon1`,
+      `${distanceSql('latitude', 'longitude')} <= $loc_r`,
     );
   }
   return {

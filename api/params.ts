@@ -73,8 +73,11 @@ export function stringParam(opts: { description: string; pattern?: RegExp; issue
 }
 
 export const TYPE_LOCAL_4 = ['Maison', 'Appartement', 'Terrain', 'Local commercial'] as const;
-export const TYPE_LOCAL_2 = ['Maison', 'Appartement'] as const;
-export type TypeLocal4 = (typeof TYPE_LOCAL_4)[number];
+
+/** Rounded to the cent (or the hundredth of a millisecond); null stays null. */
+export function round2<T extends number | null>(v: T): T {
+  return (v === null ? null : Math.round(v * 100) / 100) as T;
+}
 
 /** 'YYYY-MM-DD' of a UTC day. */
 export function isoDay(d: Date): string {

@@ -6,7 +6,7 @@ import type { Express, Request, Response } from 'express';
 import type { OpenAPIRegistry, RouteConfig } from '@asteasolutions/zod-to-openapi';
 import type { KeyRecord } from './store';
 import { PLANS } from './store';
-import { z } from './params';
+import { round2, z } from './params';
 import { ApiError, ERROR_STATUS, fromZodError, type ErrorCode } from './errors';
 import { NoDataError, QueryTimeoutError } from './db';
 import { cacheKey } from './cache';
@@ -125,8 +125,6 @@ function parse<S extends z.ZodType | undefined>(schema: S, value: unknown, where
   if (!r.success) throw fromZodError(r.error, where);
   return r.data as Out<S>;
 }
-
-const round2 = (ms: number) => Math.round(ms * 100) / 100;
 
 /** Maps what a handler throws to the API's error type. */
 export function toApiError(e: unknown): ApiError {

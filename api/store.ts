@@ -159,6 +159,7 @@ export interface CreateKeyOptions {
 
 export class Store {
   readonly db: Database.Database;
+  private readonly byHash: Database.Statement<[string], KeyRow>;
 
   constructor(
     readonly file: string = defaultDbFile(),
@@ -173,6 +174,8 @@ export class Store {
     this.db.pragma('synchronous = NORMAL');
     this.db.pragma('foreign_keys = ON');
     this.migrate();
+    // Every API request looks its key up: prepared once, not per call.
+    this.byHash = this.db.prepare('select * from api_keys where key_hash = ?');
   }
 
   private migrate(): void {
@@ -214,7 +217,7 @@ export class Store {
 
   /** The key's record whether active or revoked (the caller tells unknown_key from inactive_key); undefined if unknown. */
   findByKey(rawKey: string): KeyRecord | undefined {
-    const row = this.db.prepare('select * from api_keys where key_hash = ?').get(hashKey(rawKey)) as KeyRow | undefined;
+    const row = this.byHash.get(hashKey(rawKey));
     return row && toRecord(row);
   }
 

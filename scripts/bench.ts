@@ -17,7 +17,6 @@
 //    generator (both share the machine's cores).
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -26,6 +25,7 @@ import { repoRoot } from '../lib/config';
 import { all, DuckDBInstance } from '../lib/duck';
 import { Store } from '../api/store';
 import { DEFAULT_DATA_DIR, DEFAULT_SALES, readStamp, type Stamp } from './bench/france-data';
+import { freePort } from '../lib/net';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Targets and cases
@@ -121,17 +121,6 @@ function uncachedQueries(c: BenchCase, dims: Dims): { next: () => string; space:
 // ---------------------------------------------------------------------------------------------------------------
 // Server, keys, load
 // ---------------------------------------------------------------------------------------------------------------
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 interface Server { child: ChildProcess; base: string; logFile: string; exited: Promise<number | null> }
 

@@ -2,7 +2,7 @@
 import type { Params } from '../../lib/duck';
 import { ApiError, invalidParams } from '../errors';
 import { locationFields, resolveLocation } from '../location';
-import { booleanParam, dateParam, enumParam, numberParam, TYPE_LOCAL_4, z } from '../params';
+import { booleanParam, dateParam, enumParam, numberParam, round2, TYPE_LOCAL_4, z } from '../params';
 import { defineEndpoint } from '../platform';
 
 /** The transaction record of DECISIONS.md (search items and the :id lookup). */
@@ -39,9 +39,7 @@ export type Transaction = z.output<typeof transactionSchema>;
 
 export const TRANSACTION_COLUMNS = Object.keys(transactionSchema.shape).join(', ');
 
-const round2 = (v: number | null) => (v === null ? null : Math.round(v * 100) / 100);
-
-export function toTransaction(r: Transaction): Transaction {
+function toTransaction(r: Transaction): Transaction {
   return { ...r, prix_m2: round2(r.prix_m2) };
 }
 

@@ -3,7 +3,6 @@
 // E2E_BASE_URL points the test at a server already running instead (its keys from E2E_API_KEY or DATA_DIR).
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -11,6 +10,7 @@ import { promisify } from 'node:util';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DOCS_CSP } from '../../api/docs-page';
+import { freePort } from '../../lib/net';
 
 const repoRoot = path.resolve(fileURLToPath(new URL('../..', import.meta.url)));
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -24,17 +24,6 @@ let server: ChildProcess | undefined;
 let serverExit: Promise<void> | undefined;
 const serverLog: string[] = [];
 let browser: Browser;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 function recentLog(): string {
   return serverLog.join('').split('\n').slice(-40).join('\n');

@@ -2,7 +2,7 @@
 import type { Params } from '../../../lib/duck';
 import { invalidParams } from '../../errors';
 import { locationFields, resolveLocation, type Location } from '../../location';
-import { booleanParam, dateParam, enumParam, isoDay, TYPE_LOCAL_4, yearsBefore, z } from '../../params';
+import { booleanParam, dateParam, enumParam, isoDay, round2, TYPE_LOCAL_4, yearsBefore, z } from '../../params';
 import { defineEndpoint, type Call } from '../../platform';
 import { pouvoirAchatSchema, pouvoirAchatFor, type PouvoirAchat } from '../../income';
 
@@ -52,8 +52,6 @@ export function salesWhere(f: SalesFilter): { where: string; params: Params } {
   if (f.exclude_vefa) where.push('not is_vefa');
   return { where: where.join(' and '), params };
 }
-
-const round2 = (v: number | null) => (v === null ? null : Math.round(v * 100) / 100);
 
 export async function marketStats(call: Call, f: SalesFilter): Promise<MarketStats> {
   const { where, params } = salesWhere(f);
