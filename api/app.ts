@@ -6,12 +6,27 @@ import type { AppContext } from './context';
 import { DOCS_CSP, docsPageHtml } from './docs-page';
 import { ApiError, ERROR_STATUS, invalidParams } from './errors';
 import { errorSchema, mountEndpoint, toApiError, type AnyEndpoint } from './platform';
+import { ANALYTICS_ENDPOINTS } from './routes/analytics';
+import { FLIPS_ENDPOINTS } from './routes/flips';
+import { INCOME_ENDPOINTS } from './routes/income';
 import { metaSources } from './routes/meta';
+import { PLACES_ENDPOINTS } from './routes/places';
 import { statsMarket } from './routes/stats/market';
 import { getTransaction, searchTransactions } from './routes/transactions';
+import { VALUATION_ENDPOINTS } from './routes/valuation';
 
 /** Every endpoint of the API; a new route module is one more line here. */
-export const ENDPOINTS: AnyEndpoint[] = [searchTransactions, getTransaction, statsMarket, metaSources];
+export const ENDPOINTS: AnyEndpoint[] = [
+  searchTransactions,
+  getTransaction,
+  statsMarket,
+  ...ANALYTICS_ENDPOINTS,
+  ...PLACES_ENDPOINTS,
+  ...VALUATION_ENDPOINTS,
+  ...INCOME_ENDPOINTS,
+  ...FLIPS_ENDPOINTS,
+  metaSources,
+];
 
 const REQUEST_ID_RE = /^[\w.:-]{1,128}$/;
 

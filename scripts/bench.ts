@@ -26,48 +26,11 @@ import { all, DuckDBInstance } from '../lib/duck';
 import { Store } from '../api/store';
 import { DEFAULT_DATA_DIR, DEFAULT_SALES, readStamp, type Stamp } from './bench/france-data';
 import { freePort } from '../lib/net';
+import { CASES, datasetDims, expandQuery, type BenchCase, type Dims, type Targets } from './bench/cases';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Targets and cases
 // ---------------------------------------------------------------------------------------------------------------
-
-/** Targets on a 2-core machine, for the case flagged `targets`. */
-const TARGETS = { p50Ms: 10, p99Ms: 50, cachedRps: 1500 };
-
-/** What the dataset offers to build uncached queries from. */
-interface Dims {
-  /** The busiest postal codes of the dataset, most sales first. */
-  postal: string[];
-  departements: string[];
-}
-
-/**
- * One endpoint to load. `fixed` is the query of the cached mode (and the one checked first); `vary` lists each
- * parameter's values for the uncached mode ('' = parameter absent), whose cartesian product is visited in a
- * scrambled order. Adding an endpoint is one more line.
- */
-interface BenchCase {
-  name: string;
-  path: string;
-  fixed: Record<string, string>;
-  vary: Record<string, (d: Dims) => string[]>;
-  /** Checked against TARGETS. */
-  targets?: boolean;
-}
-
-const postal = (d: Dims) => d.postal;
-const departements = (d: Dims) => d.departements;
-const types3 = () => ['', 'Maison', 'Appartement'];
-const only = (v: string) => () => [v];
-/** Every day of a year, so that windows run 2–3 years to the end of the data (stats/market's default is 3 years). */
-const dateDebut = () => Array.from({ length: 365 }, (_, i) => new Date(Date.UTC(2022, 11, 1 + i)).toISOString().slice(0, 10));
-
-const CASES: BenchCase[] = [
-  { name: 'stats/market code_postal', path: '/v1/stats/market', fixed: { code_postal: '75015' }, vary: { code_postal: postal, type_local: types3, date_debut: dateDebut }, targets: true },
-  { name: 'stats/market code_postal+Appartement', path: '/v1/stats/market', fixed: { code_postal: '75015', type_local: 'Appartement' }, vary: { code_postal: postal, type_local: only('Appartement'), date_debut: dateDebut } },
-  { name: 'transactions code_postal limit=50', path: '/v1/transactions', fixed: { code_postal: '75015', limit: '50' }, vary: { code_postal: postal, type_local: types3, date_debut: dateDebut, limit: only('50') } },
-  { name: 'stats/market code_departement (info)', path: '/v1/stats/market', fixed: { code_departement: '33' }, vary: { code_departement: departements, type_local: types3, date_debut: dateDebut } },
-];
 
 // ---------------------------------------------------------------------------------------------------------------
 // Query generation
@@ -99,7 +62,7 @@ function uncachedQueries(c: BenchCase, dims: Dims): { next: () => string; space:
       q[names[d]] = values[d][idx % values[d].length];
       idx = Math.floor(idx / values[d].length);
     }
-    return urlOf(c.path, Object.fromEntries(names.map((n) => [n, q[n]])));
+    return urlOf(c.path, expandQuery(Object.fromEntries(names.map((n) => [n, q[n]]))));
   };
   return {
     space,
@@ -319,6 +282,10 @@ function parseArgs(argv: string[]): Args {
   return a;
 }
 
+const targetLabel = (t: Targets) => `p50≤${t.p50Ms}${t.p99Ms ? ` p99≤${t.p99Ms}` : ''}`;
+const uncachedMet = (t: Targets, r: { p50: number | null; p99: number | null }) =>
+  r.p50 !== null && r.p50 <= t.p50Ms && (t.p99Ms === undefined || (r.p99 !== null && r.p99 <= t.p99Ms));
+
 const fmt = (x: number | null, d = 0) => (x === null ? '–' : x.toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d }));
 
 function ensureData(a: Args): Promise<void> {
@@ -331,15 +298,13 @@ function ensureData(a: Args): Promise<void> {
   });
 }
 
-async function datasetDims(servingFile: string): Promise<Dims & { postalCounts: number[]; fixedCounts: Record<string, number> }> {
+async function readDims(servingFile: string): Promise<Dims & { postalCounts: number[]; fixedCounts: Record<string, number> }> {
   const instance = await DuckDBInstance.create(servingFile, { access_mode: 'READ_ONLY' });
   const conn = await instance.connect();
   try {
-    const cps = await all<{ cp: string; n: number }>(conn, `select code_postal as cp, count(*) as n from ventes where code_postal is not null group by 1 order by n desc, cp limit 300`);
-    const deps = await all<{ d: string }>(conn, 'select distinct code_departement as d from ventes order by 1');
     const fixed = await all<{ k: string; n: number }>(conn, `select 'code_postal=75015' as k, count(*) as n from ventes where code_postal = '75015'
       union all select 'code_departement=33', count(*) from ventes where code_departement = '33'`);
-    return { postal: cps.map((r) => r.cp), postalCounts: cps.map((r) => r.n), departements: deps.map((r) => r.d), fixedCounts: Object.fromEntries(fixed.map((r) => [r.k, r.n])) };
+    return { ...(await datasetDims(conn)), fixedCounts: Object.fromEntries(fixed.map((r) => [r.k, r.n])) };
   } finally {
     conn.closeSync();
     instance.closeSync();
@@ -352,7 +317,7 @@ async function main() {
   await ensureData(a);
   const stamp = readStamp(a.dataDir) as Stamp;
   if (!stamp?.marts) throw new Error(`no bench stamp in ${a.dataDir}`);
-  const dims = await datasetDims(stamp.marts.servingFile);
+  const dims = await readDims(stamp.marts.servingFile);
 
   const cpus = os.cpus();
   const machine = {
@@ -388,12 +353,10 @@ async function main() {
   const widths = [38, 8, 4, 9, 8, 7, 7, 8, 16, 10, 10, 9, 28];
   const line = (r: string[]) => r.map((c, i) => (i < 2 ? c.padEnd(widths[i]) : i === r.length - 1 ? ` ${c}` : c.padStart(widths[i]))).join(' ');
   const targetCell = (c: BenchCase, r: RunResult) => {
-    if (!c.targets) return '';
-    if (r.mode === 'uncached') {
-      const ok = r.p50 !== null && r.p99 !== null && r.p50 <= TARGETS.p50Ms && r.p99 <= TARGETS.p99Ms;
-      return `p50≤${TARGETS.p50Ms} p99≤${TARGETS.p99Ms}: ${ok ? 'met' : 'NOT MET'}`;
-    }
-    return `≥${fmt(TARGETS.cachedRps)} req/s: ${r.rps >= TARGETS.cachedRps ? 'met' : 'NOT MET'}`;
+    const t = c.targets;
+    if (!t) return '';
+    if (r.mode === 'uncached') return `${targetLabel(t)}: ${uncachedMet(t, r) ? 'met' : 'NOT MET'}`;
+    return t.cachedRps ? `≥${fmt(t.cachedRps)} req/s: ${r.rps >= t.cachedRps ? 'met' : 'NOT MET'}` : '';
   };
   const cell = (c: BenchCase, r: RunResult) => [
     c.name, r.mode, String(r.connections), fmt(r.requests), fmt(r.rps), fmt(r.p50, 1), fmt(r.p99, 1), fmt(r.max, 0),
@@ -451,18 +414,19 @@ async function main() {
 
   console.log('\nreq/s and latencies over 2xx responses; latency = time to the full response seen by autocannon (keep-alive, no pipelining).');
   console.log('CPU columns, in cores: server = the server\'s process group; client = the load generator (this process); other = the rest of the machine (other jobs).');
-  const target = CASES.find((c) => c.targets)!;
-  const tr = results.filter((r) => r.case === target.name);
-  if (tr.length) {
-    console.log(`\nTargets (${target.name}, ${machine.cpus} cores):`);
+  console.log(`\nTargets (${machine.cpus} cores):`);
+  for (const c of CASES.filter((x) => x.targets)) {
+    const t = c.targets as Targets;
+    const tr = results.filter((r) => r.case === c.name);
+    if (!tr.length) {
+      console.log(`  ${c.name}: not measured (skipped or filtered out)`);
+      continue;
+    }
     for (const r of tr.filter((x) => x.mode === 'uncached')) {
-      const ok = r.p50 !== null && r.p99 !== null && r.p50 <= TARGETS.p50Ms && r.p99 <= TARGETS.p99Ms;
-      console.log(`  uncached, ${String(r.connections).padStart(2)} connections: p50 ${fmt(r.p50, 1)} ms (target ≤ ${TARGETS.p50Ms}), p99 ${fmt(r.p99, 1)} ms (target ≤ ${TARGETS.p99Ms}) → ${ok ? 'met' : 'NOT MET'}`);
+      console.log(`  ${c.name}, uncached, ${String(r.connections).padStart(2)} connections: p50 ${fmt(r.p50, 1)} ms, p99 ${fmt(r.p99, 1)} ms (target ${targetLabel(t)}) → ${uncachedMet(t, r) ? 'met' : 'NOT MET'}`);
     }
     const best = tr.filter((x) => x.mode === 'cached').sort((x, y) => y.rps - x.rps)[0];
-    if (best) console.log(`  cached: best ${fmt(best.rps)} req/s at ${best.connections} connections (target ≥ ${fmt(TARGETS.cachedRps)}) → ${best.rps >= TARGETS.cachedRps ? 'met' : 'NOT MET'}`);
-  } else {
-    console.log(`\nTargets: not measured (${target.name} was skipped or filtered out)`);
+    if (best && t.cachedRps) console.log(`  ${c.name}, cached: best ${fmt(best.rps)} req/s at ${best.connections} connections (target ≥ ${fmt(t.cachedRps)}) → ${best.rps >= t.cachedRps ? 'met' : 'NOT MET'}`);
   }
   const bad = results.filter((r) => r.non2xx > 0);
   console.log(bad.length
@@ -474,7 +438,7 @@ async function main() {
   console.log(`Bench done in ${fmt((Date.now() - started) / 1000, 0)} s.`);
 
   if (a.json) {
-    fs.writeFileSync(a.json, JSON.stringify({ date: new Date().toISOString(), machine, dataset, targets: TARGETS, duration: a.duration, keys: a.keys, results, skipped }, null, 2));
+    fs.writeFileSync(a.json, JSON.stringify({ date: new Date().toISOString(), machine, dataset, targets: Object.fromEntries(CASES.filter((c) => c.targets).map((c) => [c.name, c.targets])), duration: a.duration, keys: a.keys, results, skipped }, null, 2));
   }
 }
 
