@@ -7,6 +7,7 @@ import { FixedClock } from '../../api/clock';
 import { closeContext, createContext, type AppContext, type Limits } from '../../api/context';
 import type { PlanName } from '../../api/store';
 import { buildMarts } from '../../marts/runner';
+import { buildDemo } from '../../pipeline/demo/build';
 import { runSource } from '../../pipeline/run';
 import { sampleTree, tempDir } from './samples';
 
@@ -27,6 +28,12 @@ export async function buildSampleData(dataRoot = tempDir('foncier-api-')): Promi
   await runSource({ source: 'dvf', fromDir: tree, annees: [2021], departements: ['33'], dataRoot });
   await runSource({ source: 'dvf', format: 'dgfip', fromDir: tree, annees: [2020], departements: ['01'], dataRoot });
   await buildMarts({ dataRoot });
+  return dataRoot;
+}
+
+/** Builds the deterministic demo dataset (generated files in the real formats, 2019–2025) with the real pipeline and marts. */
+export async function buildDemoData(dataRoot = tempDir('foncier-demo-')): Promise<string> {
+  await buildDemo({ dataRoot });
   return dataRoot;
 }
 
