@@ -14,6 +14,8 @@ export interface Limits {
   maxConcurrentQueries: number;
   /** Overrides the plans' requests per minute (load tests only). */
   rateLimitPerMinute?: number;
+  /** Time budget of the comparables search of comparables/estimate; beyond it 504 dense_query_timeout (DECISIONS.md). */
+  denseQueryBudgetMs: number;
 }
 
 export interface AppContext {
@@ -50,6 +52,7 @@ export function createContext(opts: ContextOptions = {}): AppContext {
     clock,
     limits: {
       maxConcurrentQueries: 15,
+      denseQueryBudgetMs: Number(process.env.DENSE_QUERY_BUDGET_MS ?? 3000),
       ...opts.limits,
     },
     active: { queries: 0 },
