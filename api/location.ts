@@ -1,7 +1,7 @@
 // The location filter shared by the analytic endpoints: its parameters, their resolution against the reference
 // geography, and the SQL condition over the marts' columns (code_postal, code_commune_actuel, code_departement,
 // latitude, longitude). Column names come from this file, values are always bound parameters.
-import { getCommune, isDepartement, resolveCommune, type Commune } from '../lib/geo';
+import { communesOfPostalCode, getCommune, isDepartement, resolveCommune, type Commune } from '../lib/geo';
 import type { Params } from '../lib/duck';
 import { ApiError, invalidParams } from './errors';
 import { numberParam, stringParam } from './params';
@@ -125,6 +125,13 @@ export function resolveLocation(q: LocationInput, rules: LocationRules): Locatio
     params.loc_dep = dep;
   }
   if (q.code_postal !== undefined) {
+    // As for a commune, the départements of the communes the code serves let DuckDB skip row groups (about 4× faster);
+    // a code the reference does not know keeps the plain condition.
+    const deps = dep || q.commune !== undefined ? [] : [...new Set(communesOfPostalCode(q.code_postal).map((c) => c.departement))].sort();
+    if (deps.length) {
+      conditions.push(`code_departement in (${deps.map((_, i) => `$loc_pdep${i}`).join(', ')})`);
+      deps.forEach((d, i) => (params[`loc_pdep${i}`] = d));
+    }
     conditions.push(`code_postal = $loc_cp`);
     params.loc_cp = q.code_postal;
   }

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { dataDir, paths, repoRoot } from '../lib/config';
 import { all, DuckDBInstance, lit, run, type DuckDBConnection } from '../lib/duck';
 import { Lake, writeFileAtomic } from '../pipeline/lake';
+import { OPTIONAL_SOURCE_COLUMNS } from '../pipeline/sources/national';
 
 export interface Model {
   name: string;
@@ -128,6 +129,13 @@ async function build(lake: Lake, root: string, modelsDir: string, log: (m: strin
         return `read_parquet(${lit(file)})`;
       }
       if (lake.existingPartitionFiles(src).length === 0) {
+        // Income and rent sources are optional: their marts are built empty, and the API says the data is not loaded.
+        const optional = OPTIONAL_SOURCE_COLUMNS[src];
+        if (optional) {
+          const cols = Object.entries({ ...optional, code_departement: 'VARCHAR', annee: 'INTEGER' }).map(([c, t]) => `NULL::${t} AS ${c}`);
+          log(`  (source ${src} is not loaded: its models are built empty)`);
+          return `(select ${cols.join(', ')} where false)`;
+        }
         throw new Error(`the lake has no ${src} data yet: run \`npm run pipeline\` first`);
       }
       return `read_parquet(${lit(lake.glob(src))}, ${HIVE})`;

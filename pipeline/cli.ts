@@ -1,11 +1,13 @@
-// `npm run pipeline -- [dvf] --departements 75,69 --annees 2021-2025 [--source geo-dvf|dgfip] [--base-url URL]
-//  [--from-dir DIR] [--force] [--no-marts]`: fetch, import into the lake, then rebuild the marts and serving database.
+// `npm run pipeline -- [dvf|filosofi|anil] --departements 75,69 --annees 2021-2025 [--source geo-dvf|dgfip]
+//  [--base-url URL] [--from-dir DIR] [--force] [--no-marts]`: fetch, import into the lake, then rebuild the marts and
+//  serving database. Without a source name, every source is imported (--annees then selects DVF years only; Filosofi
+//  and ANIL take their default vintages).
 import cliProgress from 'cli-progress';
 import { parseArgs } from 'node:util';
 import { dataDir } from '../lib/config';
 import { currentServingFile } from '../lib/serving';
 import { buildMarts } from '../marts/runner';
-import { runSource, SOURCES, type PartOutcome } from './run';
+import { runSource, SOURCES, type PartOutcome, type RunOptions } from './run';
 import { DVF_DEPARTEMENTS } from './sources/dvf';
 
 export function parseDepartements(s: string | undefined): string[] {
@@ -58,19 +60,46 @@ async function main() {
       'no-marts': { type: 'boolean', default: false },
     },
   });
-  const sourceName = positionals[0] ?? 'dvf';
-  if (!SOURCES[sourceName]) throw new Error(`unknown source ${sourceName} (known: ${Object.keys(SOURCES).join(', ')})`);
-  const opts = {
-    source: sourceName,
-    departements: parseDepartements(values.departements),
-    annees: parseAnnees(values.annees),
-    format: values.source,
-    baseUrl: values['base-url'],
-    fromDir: values['from-dir'],
-    force: values.force,
-  };
+  // A bare run imports every source (DVF, then the income and rent sources) and builds the marts once at the end.
+  const names = positionals[0] ? [positionals[0]] : Object.keys(SOURCES);
+  for (const n of names) if (!SOURCES[n]) throw new Error(`unknown source ${n} (known: ${Object.keys(SOURCES).join(', ')})`);
+  if (names.length > 1 && (values['base-url'] || values.source)) throw new Error('--base-url and --source apply to one source: name it (e.g. `dvf`)');
   const started = performance.now();
-  console.log(`foncier pipeline → ${dataDir()}: ${sourceName}, départements ${opts.departements.join(',')}, years ${opts.annees.join(',')}`);
+  const outcomes: PartOutcome[] = [];
+  for (const sourceName of names) {
+    const defaults = SOURCES[sourceName].defaultAnnees;
+    outcomes.push(...(await runOne({
+      source: sourceName,
+      departements: parseDepartements(values.departements),
+      // In a bare run --annees selects DVF years; the income and rent sources keep their default vintages.
+      annees: defaults && (!values.annees || names.length > 1) ? defaults(new Date()) : parseAnnees(values.annees),
+      format: values.source,
+      baseUrl: values['base-url'],
+      fromDir: values['from-dir'],
+      force: values.force,
+    })));
+  }
+
+  console.log('\n' + summaryTable(outcomes));
+  const failed = outcomes.filter((o) => o.status === 'failed');
+  const changed = outcomes.some((o) => o.status === 'imported');
+  if (!values['no-marts'] && (changed || values.force || !currentServingFile())) {
+    console.log('\nBuilding marts and the serving database…');
+    const report = await buildMarts({ log: console.log });
+    console.log(`Serving database: ${report.servingFile} (${report.seconds.toFixed(1)} s)`);
+  }
+  console.log(`\n${outcomes.length - failed.length}/${outcomes.length} files ok in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  if (failed.length) {
+    console.error(`${failed.length} file(s) failed; the lake keeps their previous partitions.`);
+    process.exitCode = 1;
+  }
+}
+
+/** Runs one source with progress bars (TTY) or one line per step. */
+async function runOne(opts: RunOptions): Promise<PartOutcome[]> {
+  const sourceName = opts.source;
+  const scope = sourceName === 'dvf' ? `départements ${opts.departements.join(',')}, ` : '';
+  console.log(`foncier pipeline → ${dataDir()}: ${sourceName}, ${scope}years ${opts.annees.join(',')}`);
 
   const tty = process.stdout.isTTY;
   const bars = new cliProgress.MultiBar(
@@ -82,6 +111,7 @@ async function main() {
   let download: cliProgress.SingleBar | undefined;
   let importing: { bar?: cliProgress.SingleBar; files: number } | undefined;
   const outcomes = await runSource(opts, {
+    log: (m) => (tty ? bars.log(`${m}\n`) : console.log(`  ${m}`)),
     onPartStart: (p) => {
       if (!tty) console.log(`  ${p.key}: fetching ${opts.fromDir ? p.relPath : p.url}`);
       filesBar?.update({ name: `files (fetching ${p.key})` });
@@ -115,20 +145,7 @@ async function main() {
     },
   });
   bars.stop();
-
-  console.log('\n' + summaryTable(outcomes));
-  const failed = outcomes.filter((o) => o.status === 'failed');
-  const changed = outcomes.some((o) => o.status === 'imported');
-  if (!values['no-marts'] && (changed || values.force || !currentServingFile())) {
-    console.log('\nBuilding marts and the serving database…');
-    const report = await buildMarts({ log: console.log });
-    console.log(`Serving database: ${report.servingFile} (${report.seconds.toFixed(1)} s)`);
-  }
-  console.log(`\n${outcomes.length - failed.length}/${outcomes.length} files ok in ${((performance.now() - started) / 1000).toFixed(1)} s`);
-  if (failed.length) {
-    console.error(`${failed.length} file(s) failed; the lake keeps their previous partitions.`);
-    process.exitCode = 1;
-  }
+  return outcomes;
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

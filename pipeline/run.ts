@@ -9,12 +9,14 @@ import { dataDir, paths } from '../lib/config';
 import { lit, openMemory, run } from '../lib/duck';
 import { download } from './download';
 import { Lake, type Manifest, type PartitionRecord } from './lake';
+import { anilSource } from './sources/anil';
 import { dvfSource } from './sources/dvf';
+import { filosofiSource } from './sources/filosofi';
 import type { ImportContext, ImportItem, ImportResult, LocalFile, Part, Selection, Source } from './sources/types';
 import { writeReference } from './reference';
-import { unzipFirstEntry } from './unzip';
+import { unzipEntry, unzipFirstEntry } from './unzip';
 
-export const SOURCES: Record<string, Source> = { dvf: dvfSource };
+export const SOURCES: Record<string, Source> = { dvf: dvfSource, filosofi: filosofiSource, anil: anilSource };
 
 export interface PartOutcome {
   part: Part;
@@ -57,7 +59,8 @@ async function fetchPart(part: Part, opts: RunOptions, hooks: RunHooks): Promise
   let url: string;
   let vintage: string;
   if (opts.fromDir) {
-    const candidates = [part.relPath, part.relPath.replace(/\.zip$/, '')].map((p) => path.join(opts.fromDir!, p));
+    const names = [part.relPath, part.relPath.replace(/\.zip$/, ''), ...(part.localAlternatives ?? [])];
+    const candidates = [...new Set(names)].map((p) => path.join(opts.fromDir!, p));
     const found = candidates.find((p) => fs.existsSync(p));
     if (!found) throw new Error(`file not found: ${candidates[0]} (expected the official layout under --from-dir)`);
     file = found;
@@ -71,7 +74,11 @@ async function fetchPart(part: Part, opts: RunOptions, hooks: RunHooks): Promise
     vintage = (res.lastModified ? new Date(res.lastModified) : new Date()).toISOString().slice(0, 10);
   }
   const sha256 = await sha256File(file);
-  if (file.endsWith('.zip')) file = await unzipFirstEntry(file, file.replace(/\.zip$/, ''));
+  if (file.endsWith('.zip')) {
+    file = part.zipEntry
+      ? await unzipEntry(file, part.zipEntry, path.join(path.dirname(file), path.basename(part.zipEntry)))
+      : await unzipFirstEntry(file, file.replace(/\.zip$/, ''));
+  }
   return { path: file, sha256, vintage, url };
 }
 

@@ -1,5 +1,6 @@
 // GET /v1/meta/sources (0 credits): what data is served: vintages, row counts and coverage per source, read from the
 // pipeline manifest snapshot stored inside the serving database (so it always describes the data actually served).
+// National sources (Filosofi, ANIL) have partitions keyed by a scope (FR, FR-<segment>) and their vintage year.
 import { z } from '../params';
 import { defineEndpoint } from '../platform';
 
@@ -36,10 +37,10 @@ const sourceSchema = z.object({
   vintage: z.string().nullable().openapi({ description: 'Latest publication date of the imported files (Last-Modified of the release).' }),
   vintages: z.array(z.string()).openapi({ description: 'Every publication date present (partitions may come from different releases).' }),
   rows: z.number().int().openapi({ description: 'Source rows kept in the lake.' }),
-  served_rows: z.number().int().nullable().openapi({ description: 'Rows of the served mart (DVF: sales, one per mutation).' }),
+  served_rows: z.number().int().nullable().openapi({ description: 'Rows of the served mart (DVF: sales, one per mutation; Filosofi: communes; ANIL: commune × segment).' }),
   partitions: z.number().int(),
   departements: z.array(z.string()),
-  annees: z.array(z.number().int()),
+  annees: z.array(z.number().int()).openapi({ description: 'DVF: years of sale; Filosofi: income vintages; ANIL: editions.' }),
   date_min: z.string().nullable(),
   date_max: z.string().nullable(),
   last_imported_at: z.string().nullable(),
@@ -58,12 +59,16 @@ export const metaSources = defineEndpoint({
   credits: 0,
   prepare: () => ({}),
   async handler(_p, { ctx }) {
-    const [[meta], [dvf]] = await Promise.all([
+    const [[meta], [dvf], [served]] = await Promise.all([
       ctx.db.query<{ manifest: string; built_at: string }>('select manifest, built_at from meta_manifest'),
       ctx.db.query<{ n: number; dmin: string | null; dmax: string | null }>(
         'select count(*) as n, min(date_mutation) as dmin, max(date_mutation) as dmax from ventes',
       ),
+      ctx.db.query<{ filosofi: number; anil: number }>(
+        'select (select count(*) from revenus_communes) as filosofi, (select count(*) from loyers_communes) as anil',
+      ),
     ]);
+    const servedRows: Record<string, number> = { dvf: dvf.n, ...served };
     const manifest = JSON.parse(meta.manifest) as ManifestSnapshot;
     const sources = Object.entries(KNOWN_SOURCES).map(([source, description]) => {
       const parts = Object.values(manifest.sources[source]?.partitions ?? {});
@@ -76,9 +81,9 @@ export const metaSources = defineEndpoint({
         vintage: vintages.at(-1) ?? null,
         vintages,
         rows: parts.reduce((n, p) => n + p.rows_kept, 0),
-        served_rows: source === 'dvf' ? dvf.n : null,
+        served_rows: servedRows[source] ?? null,
         partitions: parts.length,
-        departements: [...new Set(parts.map((p) => p.code_departement))].sort(),
+        departements: [...new Set(parts.map((p) => p.code_departement).filter((d) => !d.startsWith('FR')))].sort(),
         annees: [...new Set(parts.map((p) => p.annee))].sort(),
         date_min: source === 'dvf' ? dvf.dmin : null,
         date_max: source === 'dvf' ? dvf.dmax : null,

@@ -1,9 +1,10 @@
-// Builds the offline demo: generated files in the real geo-DVF layout, imported by the same pipeline code as the
-// real data, then the marts and the serving database.
+// Builds the offline demo: generated files in the real geo-DVF, Filosofi and ANIL formats, imported by the same
+// pipeline code as the real data, then the marts and the serving database.
 import { dataDir, paths } from '../../lib/config';
 import { buildMarts } from '../../marts/runner';
 import { runSource } from '../run';
 import { generateDemo } from './generate';
+import { DEMO_ANIL_YEAR, DEMO_FILOSOFI_YEAR, generateIncome } from './generate-income';
 
 export const DEMO_DEPARTEMENTS = ['23', '33', '69', '75'];
 export const DEMO_YEARS = [2019, 2020, 2021, 2022, 2023, 2024, 2025];
@@ -18,6 +19,13 @@ export async function buildDemo(opts: { dataRoot?: string; log?: (m: string) => 
   const failed = outcomes.filter((o) => o.status === 'failed');
   if (failed.length) throw new Error(`demo import failed: ${failed.map((o) => `${o.part.key}: ${o.error}`).join('; ')}`);
   log(`Imported ${outcomes.reduce((a, o) => a + o.rowsKept, 0)} lines into the lake`);
+  const income = await generateIncome(source);
+  for (const [name, annee] of [['filosofi', DEMO_FILOSOFI_YEAR], ['anil', DEMO_ANIL_YEAR]] as const) {
+    const res = await runSource({ source: name, fromDir: source, annees: [annee], departements: [], dataRoot: root });
+    const bad = res.filter((o) => o.status === 'failed');
+    if (bad.length) throw new Error(`demo ${name} import failed: ${bad.map((o) => `${o.part.key}: ${o.error}`).join('; ')}`);
+  }
+  log(`Income and rent files: ${income.files.join(', ')}`);
   const report = await buildMarts({ dataRoot: root, log });
   log(`Serving database ready: ${report.servingFile}`);
 }

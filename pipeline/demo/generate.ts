@@ -119,7 +119,7 @@ interface Street {
   outskirts: boolean;
 }
 
-interface Commune {
+export interface Commune {
   code: string;
   name: string;
   dep: string;
@@ -196,7 +196,7 @@ function creuse(
   };
 }
 
-const COMMUNES: Commune[] = [
+export const COMMUNES: Commune[] = [
   creuse('23001', 'Ahun', '23150', 46.0917141, 2.02400735, 40, 950, false, [
     'GRANDE RUE|0040', 'RTE DE GUERET|0120', 'RUE DES ECOLES|0060', 'LES COMBES|B015', 'PIGEROLLES|B042',
     // Etalab quotes such fields; keeping one lets consumers prove their CSV reader handles it.

@@ -21,8 +21,13 @@ export interface Part {
   relPath: string;
   url: string;
   annee: number;
-  /** Partitions this file owns: importing it replaces exactly these (département, year) partitions. */
+  /** Partitions this file owns: importing it replaces exactly these (département, year) partitions. National
+   * sources use a scope instead of a département (Filosofi: FR; ANIL: FR-<segment>). */
   departements: string[];
+  /** Name of the entry to extract when the file is a ZIP archive holding several (default: its first entry). */
+  zipEntry?: string;
+  /** Other names the file may have under --from-dir (e.g. the bare CSV instead of the published ZIP). */
+  localAlternatives?: string[];
 }
 
 export interface LocalFile {
@@ -55,6 +60,8 @@ export interface ImportResult {
 
 export interface Source {
   name: string;
+  /** Years fetched when --annees is not given (DVF: the five years before the current one). */
+  defaultAnnees?: (now: Date) => number[];
   /** Files to fetch for a selection, in a deterministic order. */
   parts(sel: Selection): Part[];
   /**

@@ -1,11 +1,13 @@
 // France-scale dataset for the API benchmark (`npm run bench`), also runnable alone:
-//   npx tsx scripts/bench/france-data.ts [--sales 20000000] [--data-dir data-bench] [--seed 20240] [--rebuild source|lake|marts]
+//   npx tsx scripts/bench/france-data.ts [--sales 20000000] [--data-dir data-bench] [--seed 20240] [--rebuild source|lake|income|marts]
 //
 // 1. Generates synthetic geo-DVF files for 2020–2025 in the real tree (<data-dir>/source/{annee}/departements/{dep}.csv.gz)
 //    with the generator of scripts/bench-pipeline.ts (same départements, shares and line mix; one seed per year).
 //    Lines are sized from the wanted number of sales with LINES_PER_SALE (measured, see below).
 // 2. Imports them with the real pipeline (`runSource`, offline through fromDir) into <data-dir>/lake.
-// 3. Builds the marts and the serving database (`buildMarts`) into <data-dir>/marts and <data-dir>/serving.
+// 3. Generates a Filosofi commune file and the four ANIL rent files (real formats) for every commune of the reference
+//    geography into <data-dir>/income-source and imports them with `runSource` (step "income", after the DVF lake).
+// 4. Builds the marts and the serving database (`buildMarts`) into <data-dir>/marts and <data-dir>/serving.
 // Each step is recorded in <data-dir>/bench-stamp.json and skipped when its inputs did not change: the source files
 // by a hash of every generated file's SQL (sizes, seeds, years, generator code), the lake by the source's hash, the
 // serving database by the lake's hash plus a hash of marts/models. A rerun with the same parameters is free.
@@ -16,9 +18,11 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { repoRoot } from '../../lib/config';
 import { all, DuckDBInstance, lit, openMemory } from '../../lib/duck';
+import { allCommunes } from '../../lib/geo';
 import { currentServingFile } from '../../lib/serving';
 import { buildMarts } from '../../marts/runner';
 import { runSource } from '../../pipeline/run';
+import { anilCsv, DEMO_ANIL_YEAR, DEMO_FILOSOFI_YEAR, filosofiCsv, SEGMENTS } from '../../pipeline/demo/generate-income';
 import { DVF_DEPARTEMENTS } from '../../pipeline/sources/dvf';
 import { allocateRows, departementSql, depProfiles, GEO_DVF_HEADER, mutationsProvisioned } from '../bench-pipeline';
 
@@ -41,7 +45,7 @@ export interface FranceDataOptions {
   seed?: number;
   dataDir?: string;
   /** Redo this step and the ones after it even if the stamp says it is up to date. */
-  rebuild?: 'source' | 'lake' | 'marts';
+  rebuild?: 'source' | 'lake' | 'income' | 'marts';
   log?: (m: string) => void;
 }
 
@@ -50,6 +54,8 @@ export interface Stamp {
   params: { sales: number; years: number[]; seed: number; linesPerSale: number; linesPerYear: number };
   source?: { hash: string; files: number; lines: number; bytes: number; seconds: number };
   lake?: { hash: string; seconds: number; linesRead: number; linesKept: number; mutations: number; bytes: number; pipelineHash: string; resumed: boolean };
+  /** Filosofi and ANIL files generated for every commune and imported into the lake (after the DVF lake). */
+  income?: { hash: string; seconds: number; communes: number };
   /** A lake import started for this hash and not finished (failed or killed): the next run resumes it. */
   lakePending?: { hash: string; seconds: number };
   marts?: { hash: string; seconds: number; servingFile: string; servingBytes: number; sales: number; models: Array<{ name: string; rows: number | null; seconds: number }> };
@@ -124,12 +130,14 @@ export async function ensureFranceData(opts: FranceDataOptions = {}): Promise<Fr
   const params = { sales, years, seed, linesPerSale: LINES_PER_SALE, linesPerYear };
   const sourceHash = sha(JSON.stringify({ v: STAMP_VERSION, header: GEO_DVF_HEADER, files: files.map((f) => [f.annee, f.dep, f.rows, sha(f.sql)]) }));
   const lakeHash = sha(`lake:${sourceHash}`);
-  const martsHash = sha(`marts:${lakeHash}:${hashTree(path.join(repoRoot, 'marts', 'models'), /\.sql$/)}`);
+  const income = incomeFiles();
+  const incomeHash = sha(`income:${lakeHash}:${sha(Object.entries(income).map(([f, c]) => `${f}\0${c}`).join('\0'))}`);
+  const martsHash = sha(`marts:${incomeHash}:${hashTree(path.join(repoRoot, 'marts', 'models'), /\.sql$/)}`);
   const pipelineHash = hashTree(path.join(repoRoot, 'pipeline'), /\.(ts|sql)$/);
 
   const previous = readStamp(dataDir);
   const stamp: Stamp = previous?.version === STAMP_VERSION ? { ...previous, params } : { version: STAMP_VERSION, params };
-  const order = ['source', 'lake', 'marts'] as const;
+  const order = ['source', 'lake', 'income', 'marts'] as const;
   const forced = (step: (typeof order)[number]) => opts.rebuild !== undefined && order.indexOf(opts.rebuild) <= order.indexOf(step);
   const save = () => fs.writeFileSync(stampFile(dataDir), JSON.stringify(stamp, null, 2) + '\n');
   const built: string[] = [];
@@ -232,7 +240,33 @@ export async function ensureFranceData(opts: FranceDataOptions = {}): Promise<Fr
       + `${fmt(stamp.lake.seconds, 1)} s (${fmt(stamp.lake.linesRead / stamp.lake.seconds)} lines/s${resume ? ', over several runs' : ''})`);
   }
 
-  // 3. Marts and serving database
+  // 3. Income and rent sources (the DVF lake import above starts from an empty lake, so they come after it)
+  const manifestSources = () => (JSON.parse(fs.readFileSync(path.join(lakeDir, 'manifest.json'), 'utf8')) as { sources: Record<string, unknown> }).sources;
+  const incomeOk = stamp.income?.hash === incomeHash && manifestSources().filosofi !== undefined && manifestSources().anil !== undefined && !forced('income');
+  if (incomeOk) {
+    log(`  income: reusing Filosofi and ANIL files of ${fmt(stamp.income!.communes)} communes`);
+  } else {
+    delete stamp.income;
+    delete stamp.marts;
+    save();
+    const started = performance.now();
+    const dir = path.join(dataDir, 'income-source');
+    fs.rmSync(dir, { recursive: true, force: true });
+    for (const [rel, content] of Object.entries(income)) {
+      fs.mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
+      fs.writeFileSync(path.join(dir, rel), content);
+    }
+    for (const [source, annee] of [['filosofi', DEMO_FILOSOFI_YEAR], ['anil', DEMO_ANIL_YEAR]] as const) {
+      const failed = (await runSource({ source, fromDir: dir, annees: [annee], departements: [], dataRoot: dataDir, force: true })).filter((o) => o.status === 'failed');
+      if (failed.length) throw new Error(`income import failed: ${failed.map((o) => `${o.part.key}: ${o.error}`).join('; ')}`);
+    }
+    stamp.income = { hash: incomeHash, seconds: (performance.now() - started) / 1000, communes: incomeCommunes().length };
+    save();
+    built.push('income');
+    log(`  income: Filosofi ${DEMO_FILOSOFI_YEAR} and ANIL ${DEMO_ANIL_YEAR} for ${fmt(stamp.income.communes)} communes in ${fmt(stamp.income.seconds, 1)} s`);
+  }
+
+  // 4. Marts and serving database
   const serving = currentServingFile(dataDir);
   const martsOk = stamp.marts?.hash === martsHash && serving !== undefined && serving === stamp.marts.servingFile && !forced('marts');
   if (martsOk) {
@@ -267,6 +301,38 @@ export async function ensureFranceData(opts: FranceDataOptions = {}): Promise<Fr
   return { dataDir, servingFile: m.servingFile, stamp, built };
 }
 
+/** Current communes and arrondissements of the reference geography (the codes DVF's code_commune_actuel uses). */
+const incomeCommunes = () => allCommunes().filter((c) => c.type === 'commune-actuelle' || c.type === 'arrondissement-municipal');
+
+/** A number in [0, 1) fixed by a commune code and a salt: the bench values are deterministic without a generator state. */
+const unit = (code: string, salt: string) => crypto.createHash('sha256').update(`${salt}:${code}`).digest().readUInt32LE(0) / 2 ** 32;
+
+/** The bench's Filosofi and ANIL files (relative path → content), in their published formats. */
+function incomeFiles(): Record<string, string> {
+  const communes = incomeCommunes().sort((a, b) => (a.code < b.code ? -1 : 1));
+  const files: Record<string, string> = {
+    [`cc_filosofi_${DEMO_FILOSOFI_YEAR}_COM.csv`]: filosofiCsv(DEMO_FILOSOFI_YEAR, communes.map((c) => ({
+      code: c.code,
+      households: Math.max(10, Math.round((c.population ?? 200) / 2.1)),
+      // INSEE keeps the median secret for small communes (about a tenth of them).
+      med: (c.population ?? 0) < 200 ? 's' : Math.round((16_000 + 16_000 * unit(c.code, 'med')) / 10) * 10,
+    }))),
+  };
+  // ANIL publishes arrondissements, not the whole cities they make up.
+  const rented = communes.filter((c) => !['75056', '69123', '13055'].includes(c.code));
+  for (const segment of SEGMENTS) {
+    files[`${DEMO_ANIL_YEAR}/pred-${segment}-mef-dhup.csv`] = anilCsv(rented.map((c, i) => {
+      const coarse = unit(c.code, `coarse-${segment}`) < 0.6;
+      return {
+        zone: String(1 + (coarse ? Math.floor(i / 20) : i)), code: c.code, name: c.nom, epci: '', dep: c.departement, region: c.region ?? '',
+        rent: 6 + 14 * unit(c.code, `rent-${segment}`), coarse, observations: Math.round(5 + 300 * unit(c.code, `obs-${segment}`)),
+        r2: 0.35 + 0.5 * unit(c.code, `r2-${segment}`),
+      };
+    }));
+  }
+  return files;
+}
+
 function parseArgs(argv: string[]): FranceDataOptions {
   const out: FranceDataOptions = {};
   for (let i = 0; i < argv.length; i += 2) {
@@ -275,8 +341,8 @@ function parseArgs(argv: string[]): FranceDataOptions {
     if (k === '--sales') out.sales = Number(v.replace(/_/g, ''));
     else if (k === '--data-dir') out.dataDir = v;
     else if (k === '--seed') out.seed = Number(v);
-    else if (k === '--rebuild' && (v === 'source' || v === 'lake' || v === 'marts')) out.rebuild = v;
-    else throw new Error(`unexpected argument ${k} (usage: --sales N --data-dir DIR --seed S --rebuild source|lake|marts)`);
+    else if (k === '--rebuild' && (v === 'source' || v === 'lake' || v === 'income' || v === 'marts')) out.rebuild = v;
+    else throw new Error(`unexpected argument ${k} (usage: --sales N --data-dir DIR --seed S --rebuild source|lake|income|marts)`);
   }
   return out;
 }

@@ -135,8 +135,9 @@ export const statsMarket = defineEndpoint({
   },
   async handler(p, call) {
     const { filter } = p;
-    const income: Promise<PouvoirAchat> | undefined = p.withIncome ? pouvoirAchatFor(call, filter) : undefined;
-    const stats = await marketStats(call, filter);
+    const pending = marketStats(call, filter);
+    const income: Promise<PouvoirAchat> | undefined = p.withIncome ? pouvoirAchatFor(call, filter.location, pending) : undefined;
+    const stats = await pending;
     return {
       ...stats,
       filters: {
