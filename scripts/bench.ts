@@ -274,7 +274,7 @@ function parseArgs(argv: string[]): Args {
     else if (k === '--only') a.only = v;
     else if (k === '--json') a.json = v;
     else if (k === '--rebuild') a.rebuild = v;
-    else throw new Error(`unexpected argument ${k} (usage: --sales N --data-dir DIR --duration S --warmup S --connections 1,8,32 --keys N --only TEXT --json FILE --rebuild source|lake|marts)`);
+    else throw new Error(`unexpected argument ${k} (usage: --sales N --data-dir DIR --duration S --warmup S --connections 1,8,32 --keys N --only TEXT --json FILE --rebuild source|lake|income|marts)`);
   }
   if (!(a.duration > 0) || a.connections.some((c) => !Number.isInteger(c) || c < 1) || !Number.isInteger(a.keys) || a.keys < 1) {
     throw new Error('--duration, --connections and --keys must be positive');
