@@ -79,7 +79,7 @@ export function dateWindow(q: { date_debut?: string; date_fin?: string }, now: D
   return {
     date_debut,
     date_fin,
-    notice: `date_debut was not given: the window starts ${years} years before date_fin, on ${date_debut}.`,
+    notice: `date_debut was not given: the window starts ${years} year${years > 1 ? 's' : ''} before date_fin, on ${date_debut}.`,
   };
 }
 
