@@ -134,7 +134,10 @@ export class ServingDb {
       conn.interrupt();
     }, budget);
     try {
-      return await all<T>(conn, sql, params);
+      const rows = await all<T>(conn, sql, params);
+      // An interrupt that arrives as the query finishes is lost: the budget was still exceeded.
+      if (timedOut) throw new QueryTimeoutError(budget);
+      return rows;
     } catch (e) {
       if (timedOut) throw new QueryTimeoutError(budget);
       throw e;

@@ -17,10 +17,11 @@ export interface ContractCase {
   notFound?: string;
 }
 
-type Query = ServingDb['query'];
+export type Query = ServingDb['query'];
 
 /** Replaces the serving database's query method for the duration of `f`. */
-async function withQuery<T>(api: TestApi, replacement: (original: Query) => Query, f: () => Promise<T>): Promise<T> {
+/** Runs f with the serving database's query method replaced (to count, delay or fail queries). */
+export async function withQuery<T>(api: TestApi, replacement: (original: Query) => Query, f: () => Promise<T>): Promise<T> {
   const db = api.ctx.db;
   const original = db.query.bind(db) as Query;
   db.query = replacement(original);

@@ -1,0 +1,138 @@
+// What GET /v1/comparables and GET /v1/estimate share: parameters, the estimate's response schema, and the call of
+// the one estimator (lib/valuation) with the dense-query budget, the fallbacks and the published calibration.
+import { loadCalibration } from '../../../lib/valuation/calibration';
+import { DEFAULT_MAX_AGE_MONTHS, DEFAULT_RADIUS_M, ESTIMATE_SURFACE_FACTOR, estimateFrom, MIN_COMPARABLES, searchComparables, type Estimate, type SearchResult, type ValuationSubject } from '../../../lib/valuation/estimator';
+import { QueryTimeoutError } from '../../db';
+import { ApiError, invalidParams } from '../../errors';
+import { locationFields, resolveLocation } from '../../location';
+import { isoDay, numberParam, z } from '../../params';
+import type { Call } from '../../platform';
+
+export const TYPE_LOCAL_2 = ['Maison', 'Appartement'] as const;
+
+/**
+ * A required parameter that is checked in `prepare` rather than by zod, so that a request without any location gets
+ * missing_location (specification, Location filter) and one missing a single field gets invalid_params naming it.
+ */
+export const required = <T extends z.ZodType>(schema: T) => schema.optional().openapi({ param: { required: true } });
+
+/** Parameters both endpoints take with the same meaning. */
+export const subjectFields = {
+  latitude: required(numberParam({ min: -90, max: 90, description: 'WGS84 latitude of the property.', example: 48.8414 })),
+  longitude: required(numberParam({ min: -180, max: 180, description: 'WGS84 longitude of the property.', example: 2.3003 })),
+  code_postal: locationFields.code_postal.openapi({ description: 'Administrative fallback: searched when the radius, even widened, gives fewer than 3 comparables.' }),
+  commune: locationFields.commune.openapi({ description: 'Commune fallback, after code_postal (name or INSEE code).' }),
+  pieces: numberParam({ min: 1, max: 50, int: true, description: 'Main rooms: comparables within ±1 room.' }).optional(),
+  radius_m: numberParam({ min: 100, max: 2000, description: `Search radius in metres (default ${DEFAULT_RADIUS_M}).` }).default(DEFAULT_RADIUS_M),
+};
+
+/** latitude and longitude are required; without either the request has no location at all (missing_location). */
+export function requirePoint(q: { latitude?: number; longitude?: number; code_postal?: string; commune?: string }): { latitude: number; longitude: number } {
+  if (q.latitude === undefined && q.longitude === undefined) {
+    if (q.code_postal === undefined && q.commune === undefined) {
+      throw new ApiError('missing_location', 'latitude and longitude of the property are required');
+    }
+    throw invalidParams([{ param: 'latitude', issue: 'is required: code_postal and commune are only fallbacks of the radius search' }]);
+  }
+  if (q.latitude === undefined || q.longitude === undefined) {
+    throw invalidParams([{ param: q.latitude === undefined ? 'latitude' : 'longitude', issue: 'latitude and longitude must be given together' }]);
+  }
+  return { latitude: q.latitude, longitude: q.longitude };
+}
+
+/** INSEE codes of the commune fallback (the shared resolution: accents, arrondissements, homonyms with a notice). */
+export function communeFallback(commune: string | undefined): { codes: string[]; notices: string[] } {
+  if (commune === undefined) return { codes: [], notices: [] };
+  const loc = resolveLocation({ commune }, { accept: ['commune'] });
+  return { codes: loc.communes.map((c) => c.code), notices: loc.notices };
+}
+
+export const ratiosSchema = z.object({
+  method: z.literal('iqr_p25_p75'),
+  coverage_label: z.literal('50%'),
+  basis: z.enum(['cohort', 'global']).openapi({ description: 'cohort when the cohort has at least 30 measured backtest targets.' }),
+  cohort: z.string().openapi({ description: 'type|surface band|dispersion band of the comparables (docs/valuation.md).' }),
+  cohort_eligible_n: z.number().int(),
+  ratio_low: z.number().openapi({ description: 'low = mid × ratio_low.' }),
+  ratio_high: z.number().openapi({ description: 'high = mid × ratio_high.' }),
+  contract_version: z.string(),
+  calibration_generated_at: z.string().nullable().openapi({ description: 'null when no backtest was published (conservative default).' }),
+});
+
+export const estimateSchema = z
+  .object({
+    price_range: z.object({ low: z.number(), mid: z.number(), high: z.number() }),
+    price_per_m2: z.object({ median: z.number(), used_surface: z.number() }),
+    confidence: z.enum(['high', 'medium', 'low']),
+    based_on_count: z.number().int(),
+    methodology: z.string(),
+    interval: ratiosSchema,
+    confidence_factors: z.object({
+      comparable_count: z.number().int(),
+      average_similarity: z.number(),
+      fallback_used: z.boolean(),
+      positive_factors: z.array(z.string()),
+      limiting_factors: z.array(z.string()),
+    }),
+  })
+  .openapi('ValuationEstimate');
+
+export function nullEstimateMessage(found: number, maxAgeLimit: number): string {
+  return (
+    `Only ${found} comparable sale${found === 1 ? '' : 's'} found (at least ${MIN_COMPARABLES} are needed for an estimate): ` +
+    `increase radius_m (up to 2000) or max_age_months (up to ${maxAgeLimit}), or add code_postal or commune as a fallback.`
+  );
+}
+
+export type Subject = Omit<ValuationSubject, 'refDate' | 'includeRefDate' | 'excludeMutation'>;
+
+/** The subject of /v1/estimate (and of the portfolio's estimates): one surface, comparables within ×/÷ 1.5 of it. */
+export function estimateSubject(p: {
+  latitude: number;
+  longitude: number;
+  typeLocal: 'Maison' | 'Appartement';
+  surface: number;
+  pieces?: number | null;
+  radiusM?: number;
+  maxAgeMonths?: number;
+  codePostal?: string | null;
+  communeCodes?: string[];
+}): Subject {
+  return {
+    latitude: p.latitude,
+    longitude: p.longitude,
+    typeLocal: p.typeLocal,
+    surface: p.surface,
+    surfaceMin: p.surface / ESTIMATE_SURFACE_FACTOR,
+    surfaceMax: p.surface * ESTIMATE_SURFACE_FACTOR,
+    pieces: p.pieces ?? null,
+    radiusM: p.radiusM ?? DEFAULT_RADIUS_M,
+    maxAgeMonths: p.maxAgeMonths ?? DEFAULT_MAX_AGE_MONTHS,
+    excludeBulk: true,
+    codePostal: p.codePostal ?? null,
+    communeCodes: p.communeCodes ?? [],
+  };
+}
+
+/** Comparables and estimate of a subject as of the request's day. A timeout of the radius search is a 504, refunded. */
+export async function valuate(call: Call, subject: Subject, limit: number): Promise<SearchResult & { estimate: Estimate | null }> {
+  const { ctx } = call;
+  const full: ValuationSubject = { ...subject, refDate: isoDay(call.now), includeRefDate: true, excludeMutation: null };
+  let search: SearchResult;
+  try {
+    search = await searchComparables(full, {
+      query: (sql, params, timeoutMs) => ctx.db.query(sql, params, { timeoutMs }),
+      isTimeout: (e) => e instanceof QueryTimeoutError,
+      budgetMs: ctx.limits.denseQueryBudgetMs,
+      limit,
+    });
+  } catch (e) {
+    if (e instanceof QueryTimeoutError) {
+      throw new ApiError('dense_query_timeout', `the comparables search exceeded its ${ctx.limits.denseQueryBudgetMs} ms budget: retry with a smaller radius_m or max_age_months`);
+    }
+    throw e;
+  }
+  const calibration = loadCalibration(ctx.db.opts.dataRoot, ctx.db.file);
+  const estimate = estimateFrom(search.comparables, { typeLocal: subject.typeLocal, surface: subject.surface, fallbacks: search.fallbacks }, calibration);
+  return { ...search, estimate };
+}

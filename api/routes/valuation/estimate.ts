@@ -1,0 +1,61 @@
+// GET /v1/estimate (10 credits): the value of a house or flat from its comparables, with a calibrated 50 % interval.
+import { DEFAULT_MAX_AGE_MONTHS, ESTIMATE_SURFACE_FACTOR } from '../../../lib/valuation/estimator';
+import { invalidParams } from '../../errors';
+import { enumParam, numberParam, z } from '../../params';
+import { defineEndpoint } from '../../platform';
+import { communeFallback, required, estimateSchema, estimateSubject, nullEstimateMessage, requirePoint, subjectFields, TYPE_LOCAL_2, valuate } from './common';
+
+const query = z.object({
+  ...subjectFields,
+  surface: required(numberParam({ min: 5, max: 5000, description: 'Surface of the property, m².' })),
+  type_local: enumParam(TYPE_LOCAL_2, 'Type of the property (default Appartement).').default('Appartement'),
+  max_age_months: numberParam({ min: 1, max: 24, int: true, description: `Oldest comparable, in months before today (default ${DEFAULT_MAX_AGE_MONTHS}).` }).default(DEFAULT_MAX_AGE_MONTHS),
+});
+
+export const estimate = defineEndpoint({
+  method: 'get',
+  path: '/v1/estimate',
+  tag: 'Valuation',
+  summary: 'Estimated value of a house or flat',
+  description:
+    `Median €/m² of the 10 most similar clean sales within radius_m and max_age_months (surface within ×/÷ ${ESTIMATE_SURFACE_FACTOR}) ` +
+    'multiplied by the surface, with a 50 % interval calibrated by a published backtest (docs/valuation.md). Fewer than 3 comparables: ' +
+    'estimate null with a message, still charged. A search past the time budget answers 504 dense_query_timeout and is refunded.',
+  query,
+  response: z.object({
+    estimate: estimateSchema.nullable(),
+    message: z.string().optional().openapi({ description: 'Why estimate is null.' }),
+    input: z.object({ latitude: z.number(), longitude: z.number(), surface: z.number(), type_local: z.enum(['Maison', 'Appartement']) }),
+    notice: z.string().optional(),
+  }),
+  credits: 10,
+  errors: ['missing_location', 'dense_query_timeout'],
+  prepare({ query: q }) {
+    const point = requirePoint(q);
+    if (q.surface === undefined) throw invalidParams([{ param: 'surface', issue: 'is required' }]);
+    const fallback = communeFallback(q.commune);
+    return {
+      subject: estimateSubject({
+        ...point,
+        typeLocal: q.type_local as 'Maison' | 'Appartement',
+        surface: q.surface,
+        pieces: q.pieces,
+        radiusM: q.radius_m as number,
+        maxAgeMonths: q.max_age_months as number,
+        codePostal: q.code_postal,
+        communeCodes: fallback.codes,
+      }),
+      notices: fallback.notices,
+    };
+  },
+  async handler({ subject, notices }, call) {
+    const r = await valuate(call, subject, 0);
+    const notice = [...notices, ...r.notices].join(' ');
+    return {
+      estimate: r.estimate,
+      ...(r.estimate ? {} : { message: nullEstimateMessage(r.comparables.length, 24) }),
+      input: { latitude: subject.latitude, longitude: subject.longitude, surface: subject.surface, type_local: subject.typeLocal },
+      ...(notice ? { notice } : {}),
+    };
+  },
+});

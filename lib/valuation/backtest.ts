@@ -1,0 +1,317 @@
+// Walk-forward backtest of the valuation estimator, without leakage: each target sale of the last 12 months of data is
+// valued from sales strictly before its date (its own mutation excluded), in one batched query that binds the SAME
+// candidate rule, score and ranking as the API (lib/valuation/sql.ts) to the targets' columns. It measures accuracy
+// against two naive baselines, calibrates the 50 % interval on months 1–6 and measures its coverage on months 7–12,
+// then publishes the calibration learnt on all 12 months for the API.
+import fs from 'node:fs';
+import path from 'node:path';
+import { paths } from '../config';
+import { all, DuckDBInstance, lit, run, type DuckDBConnection } from '../duck';
+import { currentServingFile } from '../serving';
+import { calibrate, calibrationFile, cohortOf, spreadOf, type Calibration } from './calibration';
+import { BEST_K, DEFAULT_MAX_AGE_MONTHS, DEFAULT_RADIUS_M, ESTIMATE_SURFACE_FACTOR, estimateFrom, intervalFor, pickRadius, priceStats, widenedRadius, type Comparable, type Fallback } from './estimator';
+import { candidateWhere, comparableColumns, RANK_ORDER, withinRadiusSql, type SubjectSql } from './sql';
+
+/** The targets' columns as the estimator's subject: /v1/estimate's defaults (no rooms, 500 m, 18 months). */
+const TARGET_SUBJECT: SubjectSql = {
+  typeLocal: 't.type_local',
+  latitude: 't.latitude',
+  longitude: 't.longitude',
+  surface: 't.surface_reelle_bati',
+  surfaceMin: `t.surface_reelle_bati / ${ESTIMATE_SURFACE_FACTOR}`,
+  surfaceMax: `t.surface_reelle_bati * ${ESTIMATE_SURFACE_FACTOR}`,
+  pieces: 'NULL::DOUBLE',
+  radiusM: String(DEFAULT_RADIUS_M),
+  refDate: 't.date_mutation',
+  maxAgeMonths: String(DEFAULT_MAX_AGE_MONTHS),
+  until: 't.date_mutation',
+  excludeBulk: 'true',
+  excludeMutation: 't.id_mutation',
+};
+
+/** Grid of the batched join: 0.01° cells (≥ 1.1 km of latitude, more than the radius). */
+const CELLS_PER_DEGREE = 100;
+const METERS_PER_DEGREE = 111_320;
+
+export interface Metrics {
+  targets: number;
+  /** Share of targets that got an estimate. */
+  coverage: number;
+  mdape: number | null;
+  mean_ape: number | null;
+  within_10: number | null;
+  within_20: number | null;
+  /** Median of (estimate − actual) / actual. */
+  bias: number | null;
+}
+
+export interface SegmentReport extends Metrics {
+  segment: string;
+  /** Share of the measured targets (months 7–12) whose actual price falls in the interval calibrated on months 1–6. */
+  interval_coverage: number | null;
+  interval_n: number;
+}
+
+export interface BacktestReport {
+  generated_at: string;
+  serving_file: string;
+  window: { from: string; to: string };
+  targets: number;
+  estimator: SegmentReport;
+  /** The naive baselines on the same targets; `mdape_common` compares on the targets the estimator valued. */
+  baselines: Array<Metrics & { name: string; mdape_common: number | null }>;
+  segments: SegmentReport[];
+  calibration: Calibration;
+  seconds: number;
+}
+
+interface Target {
+  target_id: number;
+  id_mutation: string;
+  date_mutation: string;
+  month_idx: number;
+  type_local: string;
+  surface: number;
+  actual: number;
+  baseline_code_postal: number | null;
+  baseline_commune: number | null;
+}
+
+interface Valued extends Target {
+  comparables: number;
+  /** Fallbacks used, comma-separated ('' when none). */
+  fallbacks: string;
+  mid: number | null;
+  rel_iqr: number | null;
+  cohort: string | null;
+  z: number | null;
+  low: number | null;
+  high: number | null;
+  in_interval: boolean | null;
+  part: 'calibration' | 'measure';
+}
+
+const median = (v: number[]) => {
+  if (!v.length) return null;
+  const s = [...v].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
+const mean = (v: number[]) => (v.length ? v.reduce((a, b) => a + b, 0) / v.length : null);
+const share = (v: boolean[]) => (v.length ? v.filter(Boolean).length / v.length : null);
+
+export function metrics(rows: Array<{ actual: number; predicted: number | null }>): Metrics {
+  const valued = rows.filter((r): r is { actual: number; predicted: number } => r.predicted !== null);
+  const signed = valued.map((r) => (r.predicted - r.actual) / r.actual);
+  const ape = signed.map(Math.abs);
+  return {
+    targets: rows.length,
+    coverage: rows.length ? valued.length / rows.length : 0,
+    mdape: median(ape),
+    mean_ape: mean(ape),
+    within_10: share(ape.map((a) => a <= 0.1)),
+    within_20: share(ape.map((a) => a <= 0.2)),
+    bias: median(signed),
+  };
+}
+
+function segmentReport(segment: string, rows: Valued[]): SegmentReport {
+  const measured = rows.filter((r) => r.in_interval !== null);
+  return {
+    segment,
+    ...metrics(rows.map((r) => ({ actual: r.actual, predicted: r.mid }))),
+    interval_coverage: share(measured.map((r) => r.in_interval!)),
+    interval_n: measured.length,
+  };
+}
+
+/** Targets: clean single sales of the last 12 calendar months of data, sampled proportionally per month and type. */
+async function selectTargets(conn: DuckDBConnection, maxTargets: number): Promise<{ from: string; to: string }> {
+  const [w] = await all<{ from: string; to: string }>(
+    conn,
+    `select (date_trunc('month', max(date_mutation)) - interval 11 month)::DATE::VARCHAR as "from", max(date_mutation)::VARCHAR as "to"
+     from valuation_ventes`,
+  );
+  await run(
+    conn,
+    `create or replace temp table bt_targets as
+     with eligible as (
+       select id as target_id, id_mutation, date_mutation, type_local, surface_reelle_bati, valeur_fonciere as actual,
+         latitude, longitude, code_postal, code_commune_actuel,
+         date_diff('month', $from::DATE, date_trunc('month', date_mutation)) + 1 as month_idx
+       from valuation_ventes
+       where date_mutation >= $from::DATE and not is_bulk_sale and latitude is not null
+         and surface_reelle_bati between 5 and 5000
+     ),
+     ranked as (
+       select *, row_number() over (partition by month_idx, type_local order by hash(target_id), target_id) as rn,
+         count(*) over (partition by month_idx, type_local) as stratum_n, count(*) over () as total
+       from eligible
+     )
+     select * exclude (rn, stratum_n, total) from ranked where rn <= ceil(stratum_n * least(1, $max / total))`,
+    { from: w.from, max: maxTargets },
+  );
+  return w;
+}
+
+/**
+ * The ranked comparables of every target, as searchComparables finds them: the best BEST_K within the radius, or,
+ * with fewer than MIN_COMPARABLES there, the best BEST_K within the widened radius (the geographic fallback).
+ */
+async function batchComparables(conn: DuckDBConnection): Promise<Map<number, { ranked: Comparable[]; fallbacks: Fallback[] }>> {
+  const wide = widenedRadius(DEFAULT_RADIUS_M);
+  const [{ maxlat }] = await all<{ maxlat: number | null }>(conn, 'select max(abs(latitude)) as maxlat from bt_targets');
+  const cellM = METERS_PER_DEGREE / CELLS_PER_DEGREE;
+  const dLat = Math.ceil(wide / cellM);
+  const dLon = Math.ceil(wide / (cellM * Math.max(0.01, Math.cos(((maxlat ?? 0) * Math.PI) / 180))));
+  const cell = (col: string) => `floor(${col} * ${CELLS_PER_DEGREE})::INTEGER`;
+  const rows = await all<Comparable & { target_id: number; in_radius: boolean }>(
+    conn,
+    `with t as (
+       select bt.*, ${cell('bt.latitude')} + a.d as cell_lat, ${cell('bt.longitude')} + b.d as cell_lon
+       from bt_targets bt cross join range(-${dLat}, ${dLat + 1}) a(d) cross join range(-${dLon}, ${dLon + 1}) b(d)
+     ),
+     c as (
+       select *, ${cell('latitude')} as cell_lat, ${cell('longitude')} as cell_lon from valuation_ventes where latitude is not null
+     ),
+     pairs as (
+       select t.target_id, ${comparableColumns(TARGET_SUBJECT)}, ${withinRadiusSql(TARGET_SUBJECT)} as in_radius
+       from t join c on c.cell_lat = t.cell_lat and c.cell_lon = t.cell_lon and c.type_local = t.type_local
+       where ${candidateWhere(TARGET_SUBJECT)} and ${withinRadiusSql(TARGET_SUBJECT, 'c', String(wide))}
+     )
+     select * from pairs
+     -- the best within the radius, and the best of the ring: the best of the widened search is among them
+     qualify row_number() over (partition by target_id, in_radius order by ${RANK_ORDER}) <= ${BEST_K}
+     order by target_id, ${RANK_ORDER}`,
+  );
+  const byTarget = new Map<number, Array<Comparable & { in_radius: boolean }>>();
+  for (const r of rows) byTarget.set(r.target_id, [...(byTarget.get(r.target_id) ?? []), r]);
+  const out = new Map<number, { ranked: Comparable[]; fallbacks: Fallback[] }>();
+  for (const [id, found] of byTarget) {
+    const { comparables, fallbacks } = pickRadius(found, BEST_K);
+    out.set(id, { ranked: comparables, fallbacks });
+  }
+  return out;
+}
+
+/** Naive baselines: median €/m² of the postal code (resp. commune) × surface, same type, horizon and no leakage. */
+async function baselines(conn: DuckDBConnection): Promise<Target[]> {
+  const zone = (col: string) =>
+    `(select t.target_id, median(c.prix_m2) * t.surface_reelle_bati as v
+      from bt_targets t join valuation_ventes c on c.${col} = t.${col} and c.type_local = t.type_local
+      where c.date_mutation >= (t.date_mutation - to_months(${DEFAULT_MAX_AGE_MONTHS}))::DATE and c.date_mutation < t.date_mutation
+        and c.id_mutation <> t.id_mutation and not c.is_bulk_sale
+      group by t.target_id, t.surface_reelle_bati)`;
+  return all<Target>(
+    conn,
+    `select t.target_id, t.id_mutation, t.date_mutation::VARCHAR as date_mutation, t.month_idx, t.type_local,
+       t.surface_reelle_bati as surface, t.actual, cp.v as baseline_code_postal, co.v as baseline_commune
+     from bt_targets t left join ${zone('code_postal')} cp using (target_id) left join ${zone('code_commune_actuel')} co using (target_id)
+     order by t.target_id`,
+  );
+}
+
+export interface BacktestOptions {
+  dataRoot: string;
+  /** Upper bound of sampled targets (stratified by month and type). */
+  maxTargets?: number;
+  log?: (line: string) => void;
+  /** Time stamp of the published calibration (default: now). */
+  now?: Date;
+}
+
+/**
+ * Runs the backtest on the current serving database of `dataRoot`, writes `marts/valuation_backtest.parquet` (one row
+ * per target) and `marts/valuation_calibration.json` (what the API loads), and returns the report.
+ */
+export async function runBacktest(opts: BacktestOptions): Promise<BacktestReport> {
+  const started = performance.now();
+  const log = opts.log ?? (() => {});
+  const servingFile = currentServingFile(opts.dataRoot);
+  if (!servingFile) throw new Error(`no serving database under ${opts.dataRoot}: build the marts first`);
+  const generatedAt = (opts.now ?? new Date()).toISOString();
+  const instance = await DuckDBInstance.create(servingFile, { access_mode: 'READ_ONLY', threads: '2', memory_limit: '3GB' });
+  const conn = await instance.connect();
+  try {
+    const window = await selectTargets(conn, opts.maxTargets ?? 20_000);
+    const comps = await batchComparables(conn);
+    const targets = await baselines(conn);
+    log(`backtest: ${targets.length} targets from ${window.from} to ${window.to}, ${comps.size} with comparables`);
+
+    // Raw estimates first (the calibration does not move the mid), then z = ln(actual / mid) / spread.
+    const raw = targets.map((t) => {
+      const { ranked, fallbacks } = comps.get(t.target_id) ?? { ranked: [], fallbacks: [] };
+      const est = estimateFrom(ranked, { typeLocal: t.type_local, surface: t.surface, fallbacks }, undefined);
+      const stats = est ? priceStats(ranked.slice(0, est.based_on_count)) : null;
+      const mid = stats ? stats.median * t.surface : null;
+      const z = stats && mid ? Math.log(t.actual / mid) / spreadOf(stats.relIqr) : null;
+      return { t, n: ranked.length, fallbacks: fallbacks.join(','), mid, relIqr: stats?.relIqr ?? null, z, cohort: stats ? cohortOf(t.type_local, t.surface, stats.relIqr) : null };
+    });
+    const learn = (rows: typeof raw) => rows.filter((r) => r.z !== null).map((r) => ({ cohort: r.cohort!, z: r.z! }));
+    // Honest coverage: the interval of months 7–12 comes from a calibration that never saw them.
+    const early = calibrate(learn(raw.filter((r) => r.t.month_idx <= 6)), generatedAt);
+    const calibration = calibrate(learn(raw), generatedAt);
+    const valued: Valued[] = raw.map(({ t, n, fallbacks, mid, relIqr, z, cohort }) => {
+      const part = t.month_idx <= 6 ? 'calibration' : 'measure';
+      const iv = mid !== null ? intervalFor(part === 'measure' ? early : calibration, t.type_local, t.surface, relIqr!) : null;
+      const low = iv ? mid! * iv.ratioLow : null;
+      const high = iv ? mid! * iv.ratioHigh : null;
+      const inInterval = part === 'measure' && low !== null ? t.actual >= low && t.actual <= high! : null;
+      return { ...t, comparables: n, fallbacks, mid, rel_iqr: relIqr, cohort, z, low, high, in_interval: inInterval, part };
+    });
+
+    const bySegment = new Map<string, Valued[]>();
+    for (const v of valued) {
+      for (const key of [v.type_local, v.cohort]) if (key) bySegment.set(key, [...(bySegment.get(key) ?? []), v]);
+    }
+    const modelled = valued.filter((v) => v.mid !== null);
+    const report: BacktestReport = {
+      generated_at: generatedAt,
+      serving_file: path.basename(servingFile),
+      window,
+      targets: valued.length,
+      estimator: segmentReport('all', valued),
+      baselines: (['baseline_code_postal', 'baseline_commune'] as const).map((b) => ({
+        name: b === 'baseline_code_postal' ? 'median €/m² of the postal code × surface' : 'median €/m² of the commune × surface',
+        ...metrics(valued.map((v) => ({ actual: v.actual, predicted: v[b] }))),
+        mdape_common: metrics(modelled.map((v) => ({ actual: v.actual, predicted: v[b] }))).mdape,
+      })),
+      segments: [...bySegment].sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, rows]) => segmentReport(k, rows)),
+      calibration,
+      seconds: 0,
+    };
+    await writeOutputs(conn, opts.dataRoot, valued, calibration);
+    report.seconds = Math.round((performance.now() - started) / 10) / 100;
+    log(`backtest: MdAPE ${pct(report.estimator.mdape)}, coverage ${pct(report.estimator.coverage)}, interval coverage ${pct(report.estimator.interval_coverage)} (${report.seconds} s)`);
+    return report;
+  } finally {
+    conn.closeSync();
+    instance.closeSync();
+  }
+}
+
+/** Typed explicitly: a column that is null on every row (a tiny run) keeps its type, and an empty run still writes. */
+const PARQUET_COLUMNS = `{target_id: 'BIGINT', id_mutation: 'VARCHAR', date_mutation: 'DATE', month_idx: 'INTEGER', type_local: 'VARCHAR',
+  surface: 'DOUBLE', actual: 'DOUBLE', baseline_code_postal: 'DOUBLE', baseline_commune: 'DOUBLE', comparables: 'INTEGER',
+  fallbacks: 'VARCHAR', mid: 'DOUBLE', rel_iqr: 'DOUBLE', cohort: 'VARCHAR', z: 'DOUBLE', low: 'DOUBLE', high: 'DOUBLE',
+  in_interval: 'BOOLEAN', part: 'VARCHAR'}`;
+
+async function writeOutputs(conn: DuckDBConnection, dataRoot: string, rows: Valued[], calibration: Calibration): Promise<void> {
+  const dir = paths.marts(dataRoot);
+  fs.mkdirSync(dir, { recursive: true });
+  const tmpJson = path.join(dir, `.valuation_backtest-${process.pid}.ndjson`);
+  const tmpParquet = path.join(dir, `.valuation_backtest-${process.pid}.parquet`);
+  fs.writeFileSync(tmpJson, rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
+  try {
+    await run(conn, `copy (select * from read_json(${lit(tmpJson)}, format = 'newline_delimited', columns = ${PARQUET_COLUMNS}))
+      to ${lit(tmpParquet)} (format parquet, compression zstd)`);
+    fs.renameSync(tmpParquet, path.join(dir, 'valuation_backtest.parquet'));
+  } finally {
+    fs.rmSync(tmpJson, { force: true });
+  }
+  const file = calibrationFile(dataRoot);
+  fs.writeFileSync(`${file}.tmp`, JSON.stringify(calibration, null, 2));
+  fs.renameSync(`${file}.tmp`, file);
+}
+
+export const pct = (v: number | null) => (v === null ? 'n/a' : `${(v * 100).toFixed(1)} %`);

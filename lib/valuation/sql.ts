@@ -1,0 +1,85 @@
+// The SQL half of the valuation estimator, written ONCE for both the API (one subject, bound `$name` parameters) and
+// the backtest (thousands of subjects joined as rows): callers pass SQL expressions for the subject's values, so the
+// candidate rule, the similarity score and the ranking are literally the same text in both paths.
+
+const EARTH_RADIUS_M = 6_371_008.8;
+
+/** Similarity weights (specification: surface 40 %, distance 30 %, age 20 %, rooms 10 %). */
+export const WEIGHTS = { surface: 0.4, distance: 0.3, age: 0.2, rooms: 0.1 } as const;
+
+/** The subject of a valuation as SQL expressions (a `$param` for the API, a column of the targets for the backtest). */
+export interface SubjectSql {
+  typeLocal: string;
+  latitude: string;
+  longitude: string;
+  /** Target surface (m²) the surface sub-score and the price are computed for. */
+  surface: string;
+  surfaceMin: string;
+  surfaceMax: string;
+  /** Rooms, or a NULL expression: then every comparable gets the full rooms sub-score. */
+  pieces: string;
+  radiusM: string;
+  /** Reference day of ages (DATE); candidates are sold from maxAgeMonths before it up to `until` (exclusive). */
+  refDate: string;
+  maxAgeMonths: string;
+  until: string;
+  excludeBulk: string;
+  /** DVF mutation that must not be its own comparable (backtest), or NULL. */
+  excludeMutation: string;
+}
+
+export const sinceSql = (s: SubjectSql) => `(${s.refDate} - to_months(${s.maxAgeMonths}))::DATE`;
+
+/** Haversine distance in metres between two points given as SQL expressions. */
+export function haversineSql(lat1: string, lon1: string, lat2: string, lon2: string): string {
+  return `(2 * ${EARTH_RADIUS_M} * asin(sqrt(pow(sin(radians(${lat2} - ${lat1}) / 2), 2)
+    + cos(radians(${lat1})) * cos(radians(${lat2})) * pow(sin(radians(${lon2} - ${lon1}) / 2), 2))))`;
+}
+
+/** Distance from the subject to comparable `c`; NULL when the comparable has no coordinates. */
+export const distanceSql = (s: SubjectSql, c = 'c') => haversineSql(s.latitude, s.longitude, `${c}.latitude`, `${c}.longitude`);
+
+export const ageDaysSql = (s: SubjectSql, c = 'c') => `date_diff('day', ${c}.date_mutation, ${s.refDate})`;
+
+/** Conditions every candidate meets, whatever the zone searched (radius or administrative fallback). */
+export function candidateWhere(s: SubjectSql, c = 'c'): string {
+  return [
+    `${c}.type_local = ${s.typeLocal}`,
+    `${c}.surface_reelle_bati between ${s.surfaceMin} and ${s.surfaceMax}`,
+    `${c}.date_mutation >= ${sinceSql(s)} and ${c}.date_mutation < ${s.until}`,
+    // ±1 room tolerance (specification); a comparable whose rooms are unknown cannot be checked, so it is left out
+    `(${s.pieces} is null or ${c}.nombre_pieces_principales between ${s.pieces} - 1 and ${s.pieces} + 1)`,
+    `(not ${s.excludeBulk} or not ${c}.is_bulk_sale)`,
+    `(${s.excludeMutation} is null or ${c}.id_mutation <> ${s.excludeMutation})`,
+  ].join(' and ');
+}
+
+/**
+ * The radius condition (exact distance; callers may add a bounding box in front of it, which never changes the set).
+ * `radius` is the subject's own, or the widened one of the geographic fallback.
+ */
+export const withinRadiusSql = (s: SubjectSql, c = 'c', radius = s.radiusM) => `${distanceSql(s, c)} <= ${radius}`;
+
+/**
+ * Similarity in [0, 1]. Sub-scores, each in [0, 1]:
+ * surface 1 − |s − S| / S; distance 1 − d / radius (0 beyond the radius or without coordinates, as in a fallback);
+ * age 1 − age / horizon; rooms 1 − |r − R| / 2 (1 for every comparable when no rooms are given).
+ */
+export function scoreSql(s: SubjectSql, c = 'c'): string {
+  const horizon = `greatest(1, date_diff('day', ${sinceSql(s)}, ${s.refDate}))`;
+  return `(${WEIGHTS.surface} * greatest(0, 1 - abs(${c}.surface_reelle_bati - ${s.surface}) / ${s.surface})
+    + ${WEIGHTS.distance} * coalesce(greatest(0, 1 - ${distanceSql(s, c)} / ${s.radiusM}), 0)
+    + ${WEIGHTS.age} * greatest(0, least(1, 1 - ${ageDaysSql(s, c)} / ${horizon}))
+    + ${WEIGHTS.rooms} * (case when ${s.pieces} is null then 1
+        else greatest(0, 1 - abs(${c}.nombre_pieces_principales - ${s.pieces}) / 2) end))`;
+}
+
+/** Best first; ties broken by the most recent sale, then the id, so both paths rank identically. */
+export const RANK_ORDER = 'score desc, date_mutation desc, id desc';
+
+/** Columns of a comparable as both paths select them. */
+export function comparableColumns(s: SubjectSql, c = 'c'): string {
+  return `${c}.id, ${c}.id_mutation, ${c}.date_mutation::VARCHAR as date_mutation, ${c}.type_local, ${c}.valeur_fonciere,
+    ${c}.prix_m2, ${c}.surface_reelle_bati, ${c}.nombre_pieces_principales, ${c}.address, ${c}.code_postal, ${c}.commune,
+    ${distanceSql(s, c)} as distance_m, ${ageDaysSql(s, c)} as age_days, ${scoreSql(s, c)} as score`;
+}

@@ -1,0 +1,288 @@
+// GET /v1/comparables and GET /v1/estimate on the demo dataset: the shared contract, the bounds, and the rules of the
+// specification checked against an independent TypeScript computation over `ventes` rows read directly.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { QueryTimeoutError } from '../api/db';
+import { runBacktest } from '../lib/valuation/backtest';
+import { balanceOf, buildDemoData, startTestApi, type TestApi } from './helpers/api';
+import { describeContract, withQuery, type Query } from './helpers/contract';
+
+let api: TestApi;
+beforeAll(async () => {
+  api = await startTestApi({ dataRoot: await buildDemoData(), now: '2026-01-15T12:00:00Z' });
+}, 120_000);
+afterAll(() => api.close());
+const get = () => api;
+
+const PARIS15 = 'latitude=48.8414&longitude=2.3003';
+// No demo sale within 2 km of this point (Limousin countryside); Ahun (23001, 23150) is 100 km away.
+const NOWHERE = 'latitude=45.3&longitude=1.2';
+
+describeContract('GET /v1/comparables', get, {
+  path: `/v1/comparables?${PARIS15}&type_local=Appartement&surface_min=30&surface_max=60`,
+  cost: 10,
+  withoutLocation: '/v1/comparables?type_local=Appartement&surface_min=30&surface_max=60',
+  invalid: { path: `/v1/comparables?${PARIS15}&type_local=Appartement&surface_min=30&surface_max=60&radius_m=2001`, param: 'radius_m' },
+});
+describeContract('GET /v1/estimate', get, {
+  path: `/v1/estimate?${PARIS15}&surface=45`,
+  cost: 10,
+  withoutLocation: '/v1/estimate?surface=45',
+  invalid: { path: `/v1/estimate?${PARIS15}&surface=4`, param: 'surface' },
+});
+
+describe('parameter bounds', () => {
+  const cases: Array<[string, string]> = [
+    [`/v1/comparables?${PARIS15}&type_local=Appartement&surface_min=30&surface_max=60&radius_m=99`, 'radius_m'],
+    [`/v1/comparables?${PARIS15}&type_local=Appartement&surface_min=30&surface_max=60&max_age_months=37`, 'max_age_months'],
+    [`/v1/comparables?${PARIS15}&type_local=Appartement&surface_min=30&surface_max=60&max_age_months=0`, 'max_age_months'],
+    [`/v1/comparables?${PARIS15}&type_local=Appartement&surface_min=30&surface_max=60&limit=21`, 'limit'],
+    [`/v1/comparables?${PARIS15}&type_local=Terrain&surface_min=30&surface_max=60`, 'type_local'],
+    [`/v1/comparables?${PARIS15}&type_local=Appartement&surface_min=60&surface_max=30`, 'surface_min'],
+    [`/v1/comparables?${PARIS15}&surface_min=30&surface_max=60`, 'type_local'],
+    [`/v1/comparables?${PARIS15}&type_local=Appartement&surface_max=60`, 'surface_min'],
+    [`/v1/estimate?${PARIS15}&surface=5001`, 'surface'],
+    [`/v1/estimate?${PARIS15}`, 'surface'],
+    [`/v1/estimate?${PARIS15}&surface=45&max_age_months=25`, 'max_age_months'],
+    [`/v1/estimate?${PARIS15}&surface=45&radius_m=2001`, 'radius_m'],
+    [`/v1/estimate?${PARIS15}&surface=45&pieces=1.5`, 'pieces'],
+    ['/v1/estimate?latitude=48.84&surface=45', 'longitude'],
+    ['/v1/estimate?code_postal=75015&surface=45', 'latitude'],
+  ];
+  it.each(cases)('%s → invalid_params naming %s, not charged', async (path, param) => {
+    const key = api.key({ balance: 100 });
+    const r = await api.get(path, key);
+    expect(r.status).toBe(400);
+    expect(r.body.error.code).toBe('invalid_params');
+    expect(r.body.error.details).toEqual(expect.arrayContaining([expect.objectContaining({ param })]));
+    expect(balanceOf(api, key)).toBe(100);
+  });
+
+  it('accepts the extreme values', async () => {
+    const key = api.key({ balance: 100 });
+    expect((await api.get(`/v1/estimate?${PARIS15}&surface=5&radius_m=100&max_age_months=1`, key)).status).toBe(200);
+    expect((await api.get(`/v1/estimate?${PARIS15}&surface=5000&radius_m=2000&max_age_months=24`, key)).status).toBe(200);
+  });
+});
+
+describe('fewer than 3 comparables', () => {
+  it('estimate is null with a message suggesting radius_m or max_age_months, and the 10 credits are charged', async () => {
+    const key = api.key({ balance: 100 });
+    const r = await api.get(`/v1/estimate?${NOWHERE}&surface=90&type_local=Maison`, key);
+    expect(r.status).toBe(200);
+    expect(r.body.estimate).toBeNull();
+    expect(r.body.message).toMatch(/radius_m/);
+    expect(r.body.message).toMatch(/max_age_months/);
+    expect(r.body._credits.used).toBe(10);
+    expect(balanceOf(api, key)).toBe(90);
+  });
+
+  it('comparables: valuation_estimate is null and charged, with the comparables found', async () => {
+    const key = api.key({ balance: 100 });
+    const r = await api.get(`/v1/comparables?${NOWHERE}&type_local=Maison&surface_min=50&surface_max=150`, key);
+    expect(r.status).toBe(200);
+    expect(r.body.comparables).toEqual([]);
+    expect(r.body.valuation_estimate).toBeNull();
+    expect(balanceOf(api, key)).toBe(90);
+  });
+
+  it('falls back to code_postal, then commune, and flags it', async () => {
+    const key = api.key({ balance: 100 });
+    const byCp = await api.get(`/v1/estimate?${NOWHERE}&surface=90&type_local=Maison&code_postal=23150`, key);
+    expect(byCp.body.estimate.confidence_factors.fallback_used).toBe(true);
+    expect(byCp.body.estimate.confidence_factors.limiting_factors).toContain('fallback_code_postal');
+    const byCommune = await api.get(`/v1/comparables?${NOWHERE}&type_local=Maison&surface_min=60&surface_max=120&commune=ahun`, key);
+    expect(byCommune.body.valuation_estimate.confidence_factors.fallback_used).toBe(true);
+    expect(byCommune.body.valuation_estimate.confidence_factors.limiting_factors).toContain('fallback_commune');
+    expect(byCommune.body.comparables.length).toBeGreaterThanOrEqual(3);
+    // Found in the commune, far beyond the radius: no distance credit in the similarity.
+    for (const c of byCommune.body.comparables) if (c.distance_m !== null) expect(c.distance_m).toBeGreaterThan(500);
+    const none = await api.get(`/v1/estimate?${PARIS15}&surface=45&code_postal=23150`, key);
+    expect(none.body.estimate.confidence_factors.fallback_used).toBe(false);
+  });
+
+  // Second query: after the radius and its widened ring (one query), the postal code.
+  it('keeps what it found, with a notice, when the fallback is interrupted by the budget', async () => {
+    const key = api.key({ balance: 100 });
+    let calls = 0;
+    const r = await withQuery(api, (q) => ((sql: string, params: never, opts: { timeoutMs?: number }) => (++calls === 2 ? Promise.reject(new QueryTimeoutError(opts.timeoutMs!)) : q(sql, params, opts))) as Query,
+      () => api.get(`/v1/estimate?${NOWHERE}&surface=90&type_local=Maison&code_postal=23150`, key),
+    );
+    expect(r.status).toBe(200);
+    expect(r.body.estimate).toBeNull();
+    expect(r.body.notice).toMatch(/code_postal fallback was interrupted/);
+    expect(balanceOf(api, key)).toBe(90);
+  });
+});
+
+describe('dense_query_timeout', () => {
+  it.each(['/v1/estimate?' + PARIS15 + '&surface=45', `/v1/comparables?${PARIS15}&type_local=Appartement&surface_min=30&surface_max=60`])(
+    '%s answers 504 and refunds, with the configured budget given to the query',
+    async (path) => {
+      const key = api.key({ balance: 100 });
+      const budgets: number[] = [];
+      const r = await withQuery(api, () => ((_sql: string, _p: never, opts: { timeoutMs?: number }) => (budgets.push(opts.timeoutMs!), Promise.reject(new QueryTimeoutError(opts.timeoutMs!)))) as Query,
+        () => api.get(path, key),
+      );
+      expect(r.status).toBe(504);
+      expect(r.body.error.code).toBe('dense_query_timeout');
+      expect(balanceOf(api, key)).toBe(100);
+      expect(budgets[0]).toBeGreaterThan(0);
+      expect(budgets[0]).toBeLessThanOrEqual(api.ctx.limits.denseQueryBudgetMs);
+    },
+  );
+
+  it('a real query running past a tiny budget is interrupted: 504, refunded', async () => {
+    const saved = api.ctx.limits.denseQueryBudgetMs;
+    // Small against the 3 s default, but long enough for the query to have started when DuckDB is interrupted.
+    api.ctx.limits.denseQueryBudgetMs = 200;
+    try {
+      const key = api.key({ balance: 100 });
+      // The real search, made slow on purpose (a billion-row cross join that keeps nothing) so that only the budget can end it.
+      const slow = (q: Query) => ((sql: string, p: never, o: never) => q(`select x.* from (${sql}) x, range(10000000000) r(i) where i < 0`, p, o)) as Query;
+      const r = await withQuery(api, slow, () => api.get(`/v1/estimate?${PARIS15}&surface=45`, key));
+      expect(r.status).toBe(504);
+      expect(r.body.error.code).toBe('dense_query_timeout');
+      expect(balanceOf(api, key)).toBe(100);
+    } finally {
+      api.ctx.limits.denseQueryBudgetMs = saved;
+    }
+  });
+});
+
+/** Haversine distance in metres, written here independently of the SQL. */
+function haversine(lat1: number, lon1: number, lat2: number, lon2: number): number {
+  const rad = (d: number) => (d * Math.PI) / 180;
+  const h = Math.sin(rad(lat2 - lat1) / 2) ** 2 + Math.cos(rad(lat1)) * Math.cos(rad(lat2)) * Math.sin(rad(lon2 - lon1) / 2) ** 2;
+  return 2 * 6_371_008.8 * Math.asin(Math.sqrt(h));
+}
+
+const DAY = 86_400_000;
+const median = (v: number[]) => {
+  const s = [...v].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
+
+interface Subject { lat: number; lon: number; type: string; smin: number; smax: number; surface?: number; pieces?: number; radius: number; months: number; widened?: number }
+interface Sale { id: number; d: string; prix_m2: number; surface: number; rooms: number | null; lat: number; lon: number; price: number }
+
+/** Clean single sales with coordinates, read directly from `ventes` (not from the estimator's mart). */
+async function cleanSales(type: string, smin: number, smax: number): Promise<Sale[]> {
+  return api.ctx.db.query<Sale>(
+    `select id, date_mutation::VARCHAR as d, prix_m2, surface_reelle_bati as surface, nombre_pieces_principales as rooms,
+       latitude as lat, longitude as lon, valeur_fonciere as price
+     from ventes where type_local = $t and not is_outlier and not is_vefa and not is_bulk_sale and prix_m2 is not null
+       and latitude is not null and surface_reelle_bati between $smin and $smax`,
+    { t: type, smin, smax },
+  );
+}
+
+/** The documented ranking (docs/valuation.md) recomputed in TypeScript; `widened` searches further, scoring as `radius`. */
+function rank(sales: Sale[], s: Subject, today: string) {
+  const ref = new Date(`${today}T00:00:00Z`);
+  const since = new Date(Date.UTC(ref.getUTCFullYear(), ref.getUTCMonth() - s.months, ref.getUTCDate()));
+  const horizon = (ref.getTime() - since.getTime()) / DAY;
+  const S = s.surface ?? (s.smin + s.smax) / 2;
+  return sales
+    .map((r) => ({ ...r, dist: haversine(s.lat, s.lon, r.lat, r.lon), age: (ref.getTime() - new Date(`${r.d}T00:00:00Z`).getTime()) / DAY }))
+    .filter((r) => r.dist <= (s.widened ?? s.radius) && r.age >= 0 && new Date(`${r.d}T00:00:00Z`) >= since)
+    .filter((r) => s.pieces === undefined || (r.rooms !== null && Math.abs(r.rooms - s.pieces) <= 1))
+    .map((r) => ({
+      ...r,
+      score:
+        0.4 * Math.max(0, 1 - Math.abs(r.surface - S) / S) +
+        0.3 * Math.max(0, 1 - r.dist / s.radius) +
+        0.2 * Math.max(0, 1 - r.age / horizon) +
+        0.1 * (s.pieces === undefined ? 1 : Math.max(0, 1 - Math.abs(r.rooms! - s.pieces) / 2)),
+    }))
+    .sort((a, b) => b.score - a.score || (a.d < b.d ? 1 : a.d > b.d ? -1 : 0) || b.id - a.id);
+}
+
+const expectedComparables = async (s: Subject, today: string) => rank(await cleanSales(s.type, s.smin, s.smax), s, today);
+
+describe('comparables against an independent computation', () => {
+  const subjects: Subject[] = [
+    { lat: 48.8414, lon: 2.3003, type: 'Appartement', smin: 30, smax: 60, radius: 300, months: 18 },
+    { lat: 48.8414, lon: 2.3003, type: 'Appartement', smin: 50, smax: 90, pieces: 3, radius: 500, months: 6 },
+    { lat: 44.8378, lon: -0.5792, type: 'Maison', smin: 80, smax: 140, radius: 2000, months: 36 },
+    { lat: 45.7578, lon: 4.832, type: 'Appartement', smin: 20, smax: 45, radius: 800, months: 12 },
+  ];
+  it.each(subjects)('%o: same ranked sales, radius and horizon respected, mid = median × surface', async (s) => {
+    const key = api.key({ balance: 100 });
+    const q = `latitude=${s.lat}&longitude=${s.lon}&type_local=${s.type}&surface_min=${s.smin}&surface_max=${s.smax}&radius_m=${s.radius}` +
+      `&max_age_months=${s.months}&limit=20${s.pieces ? `&pieces=${s.pieces}` : ''}`;
+    const r = await api.get(`/v1/comparables?${q}`, key);
+    expect(r.status).toBe(200);
+    const got = r.body.comparables as Array<{ distance_m: number; age_days: number; similarity_score: number; property: Record<string, number & string> }>;
+    const want = (await expectedComparables(s, '2026-01-15')).slice(0, 20);
+    expect(got.length).toBeGreaterThanOrEqual(3);
+    expect(got.map((c) => [c.property.date, c.property.price, c.property.surface])).toEqual(want.map((w) => [w.d, w.price, w.surface]));
+    got.forEach((c, i) => {
+      expect(c.similarity_score).toBeCloseTo(want[i].score, 3);
+      expect(c.similarity_score).toBeGreaterThanOrEqual(0);
+      expect(c.similarity_score).toBeLessThanOrEqual(1);
+      if (i > 0) expect(c.similarity_score).toBeLessThanOrEqual(got[i - 1].similarity_score);
+      expect(c.distance_m).toBeLessThanOrEqual(s.radius);
+      expect(c.age_days).toBeLessThanOrEqual(s.months * 31);
+      if (s.pieces) expect(Math.abs(c.property.rooms - s.pieces)).toBeLessThanOrEqual(1);
+    });
+    const est = r.body.valuation_estimate;
+    expect(est.confidence_factors.fallback_used).toBe(false);
+    const best = got.slice(0, 10);
+    const surface = (s.smin + s.smax) / 2;
+    expect(est.based_on_count).toBe(best.length);
+    expect(est.price_per_m2.used_surface).toBe(surface);
+    // price_per_m2 of the response is rounded to the cent: allow that rounding on the product
+    expect(Math.abs(est.price_range.mid - median(best.map((c) => c.property.price_per_m2)) * surface)).toBeLessThanOrEqual(1 + surface * 0.01);
+    expect(est.price_range.low).toBeLessThan(est.price_range.mid);
+    expect(est.price_range.high).toBeGreaterThan(est.price_range.mid);
+    expect(est.price_range.low).toBeCloseTo(est.price_range.mid * est.interval.ratio_low, -1);
+  });
+
+  it('estimate: mid = median €/m² of the 10 best (surface within ×/÷ 1.5) × surface', async () => {
+    const key = api.key({ balance: 100 });
+    const e = await api.get(`/v1/estimate?${PARIS15}&surface=45&type_local=Appartement`, key);
+    const best = (await expectedComparables({ lat: 48.8414, lon: 2.3003, type: 'Appartement', smin: 30, smax: 67.5, surface: 45, radius: 500, months: 18 }, '2026-01-15')).slice(0, 10);
+    expect(e.body.estimate.based_on_count).toBe(best.length);
+    expect(e.body.estimate.price_range.mid).toBe(Math.round(median(best.map((b) => b.prix_m2)) * 45));
+    expect(e.body.input).toEqual({ latitude: 48.8414, longitude: 2.3003, surface: 45, type_local: 'Appartement' });
+  });
+});
+
+describe('interval calibration', () => {
+  it('is global and flagged uncalibrated without a backtest, then calibrated once one is published', async () => {
+    const key = api.key({ balance: 100 });
+    const before = (await api.get(`/v1/estimate?${PARIS15}&surface=45`, key)).body.estimate;
+    expect(before.interval.basis).toBe('global');
+    expect(before.interval.calibration_generated_at).toBeNull();
+    expect(before.confidence_factors.limiting_factors).toContain('interval_uncalibrated');
+    expect(before.interval.contract_version).toBe('valuation-comparables-v1');
+    await runBacktest({ dataRoot: api.dataRoot, maxTargets: 1500, now: new Date('2026-01-10T00:00:00Z') });
+    const after = (await api.get(`/v1/estimate?${PARIS15}&surface=45`, key)).body.estimate;
+    expect(after.interval.calibration_generated_at).toBe('2026-01-10T00:00:00.000Z');
+    expect(after.confidence_factors.limiting_factors).not.toContain('interval_uncalibrated');
+    expect(after.price_range.mid).toBe(before.price_range.mid);
+    expect(after.interval.cohort_eligible_n).toBeGreaterThan(0);
+  }, 60_000);
+});
+
+describe('geographic fallback', () => {
+  it('widens a radius that gives fewer than 3 comparables to twice its size, flagged and with a notice', async () => {
+    const sales = await cleanSales('Maison', 60, 135);
+    const base = { type: 'Maison', smin: 60, smax: 135, surface: 90, radius: 100, months: 18 };
+    // A Creuse house whose 100 m holds fewer than 3 comparables and whose 200 m holds at least 3.
+    const spot = sales
+      .filter((h) => h.lat > 45.9 && h.lat < 46.4 && h.lon > 1.3 && h.lon < 2.6)
+      .map((h) => ({ ...base, lat: h.lat, lon: h.lon }))
+      .find((p) => rank(sales, p, '2026-01-15').length < 3 && rank(sales, { ...p, widened: 200 }, '2026-01-15').length >= 3);
+    expect(spot).toBeDefined();
+    const key = api.key({ balance: 100 });
+    const r = await api.get(`/v1/estimate?latitude=${spot!.lat}&longitude=${spot!.lon}&surface=90&type_local=Maison&radius_m=100`, key);
+    expect(r.body.estimate.confidence_factors.fallback_used).toBe(true);
+    expect(r.body.estimate.confidence_factors.limiting_factors).toContain('fallback_radius');
+    expect(r.body.notice).toMatch(/widened to 200 m/);
+    const want = rank(sales, { ...spot!, widened: 200 }, '2026-01-15').slice(0, 10);
+    expect(r.body.estimate.based_on_count).toBe(want.length);
+    expect(r.body.estimate.price_range.mid).toBe(Math.round(median(want.map((w) => w.prix_m2)) * 90));
+  });
+});
