@@ -6,6 +6,8 @@ import cliProgress from 'cli-progress';
 import { parseArgs } from 'node:util';
 import { dataDir } from '../lib/config';
 import { currentServingFile } from '../lib/serving';
+import { runBacktest } from '../lib/valuation/backtest';
+import { calibrationFile } from '../lib/valuation/calibration';
 import { buildMarts } from '../marts/runner';
 import { runSource, SOURCES, type PartOutcome, type RunOptions } from './run';
 import { DVF_DEPARTEMENTS } from './sources/dvf';
@@ -87,6 +89,14 @@ async function main() {
     console.log('\nBuilding marts and the serving database…');
     const report = await buildMarts({ log: console.log });
     console.log(`Serving database: ${report.servingFile} (${report.seconds.toFixed(1)} s)`);
+    // The valuation intervals are calibrated on the data just built (docs/valuation.md).
+    try {
+      const bt = await runBacktest({ dataRoot: dataDir(), log: console.log });
+      console.log(`Valuation calibration: ${bt.targets} targets backtested, ${calibrationFile(dataDir())} (${bt.seconds.toFixed(1)} s)`);
+    } catch (e) {
+      console.error(`Valuation backtest failed (${(e as Error).message}); the API keeps the previous calibration.`);
+      process.exitCode = 1;
+    }
   }
   console.log(`\n${outcomes.length - failed.length}/${outcomes.length} files ok in ${((performance.now() - started) / 1000).toFixed(1)} s`);
   if (failed.length) {

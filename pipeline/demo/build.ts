@@ -1,6 +1,8 @@
 // Builds the offline demo: generated files in the real geo-DVF, Filosofi and ANIL formats, imported by the same
 // pipeline code as the real data, then the marts and the serving database.
 import { dataDir, paths } from '../../lib/config';
+import { runBacktest } from '../../lib/valuation/backtest';
+import { calibrationFile } from '../../lib/valuation/calibration';
 import { buildMarts } from '../../marts/runner';
 import { runSource } from '../run';
 import { generateDemo } from './generate';
@@ -28,4 +30,6 @@ export async function buildDemo(opts: { dataRoot?: string; log?: (m: string) => 
   log(`Income and rent files: ${income.files.join(', ')}`);
   const report = await buildMarts({ dataRoot: root, log });
   log(`Serving database ready: ${report.servingFile}`);
+  const bt = await runBacktest({ dataRoot: root, log });
+  log(`Valuation calibration: ${bt.targets} targets backtested, ${calibrationFile(root)} (${bt.seconds.toFixed(1)} s)`);
 }

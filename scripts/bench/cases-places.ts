@@ -1,12 +1,11 @@
-// Bench cases of the places endpoints (see cases.ts for the shape of a case). The bench dataset's streets are the 24 of
+// Bench cases of the places endpoints (see case-kit.ts for the shape of a case). The bench dataset's streets are the 24 of
 // scripts/bench-pipeline.ts, so the addresses below exist in every postal code, spelled as users would.
-// cases.ts imports this file: its helpers are only called lazily, inside the functions below, once it is initialised.
-import { communes, dateDebut, departements, postal, types3, type BenchCase, type Dims } from './cases';
+import { communes, dateDebut, departements, postal, types3, type BenchCase } from './case-kit';
 
 const addresses = () => ['rue de la République', '12 rue Victor Hugo', 'av Jean Jaurès', 'Gambetta', 'place de l’Église', 'Général de Gaulle'];
 
 export const PLACES_CASES: BenchCase[] = [
-  { name: 'heatmap commune', path: '/v1/heatmap', fixed: { commune: 'PARIS' }, vary: { commune: (d: Dims) => communes(d), type_local: () => types3(), date_debut: () => dateDebut() }, targets: { p50Ms: 20 } },
-  { name: 'heatmap code_departement', path: '/v1/heatmap', fixed: { code_departement: '33' }, vary: { code_departement: (d: Dims) => departements(d), type_local: () => types3(), date_debut: () => dateDebut() }, targets: { p50Ms: 100 } },
-  { name: 'property-history address', path: '/v1/property-history', fixed: { address: '12 rue Victor Hugo', code_postal: '75015' }, vary: { address: addresses, code_postal: (d: Dims) => postal(d) }, targets: { p50Ms: 20 } },
+  { name: 'heatmap commune', path: '/v1/heatmap', fixed: { commune: 'PARIS' }, vary: { commune: communes, type_local: types3, date_debut: dateDebut }, targets: { p50Ms: 20 } },
+  { name: 'heatmap code_departement', path: '/v1/heatmap', fixed: { code_departement: '33' }, vary: { code_departement: departements, type_local: types3, date_debut: dateDebut }, targets: { p50Ms: 100 } },
+  { name: 'property-history address', path: '/v1/property-history', fixed: { address: '12 rue Victor Hugo', code_postal: '75015' }, vary: { address: addresses, code_postal: postal }, targets: { p50Ms: 20 } },
 ];

@@ -7,7 +7,8 @@
 // 2. Imports them with the real pipeline (`runSource`, offline through fromDir) into <data-dir>/lake.
 // 3. Generates a Filosofi commune file and the four ANIL rent files (real formats) for every commune of the reference
 //    geography into <data-dir>/income-source and imports them with `runSource` (step "income", after the DVF lake).
-// 4. Builds the marts and the serving database (`buildMarts`) into <data-dir>/marts and <data-dir>/serving.
+// 4. Builds the marts and the serving database (`buildMarts`) into <data-dir>/marts and <data-dir>/serving, then the
+//    valuation calibration (`runBacktest`), as a pipeline run does.
 // Each step is recorded in <data-dir>/bench-stamp.json and skipped when its inputs did not change: the source files
 // by a hash of every generated file's SQL (sizes, seeds, years, generator code), the lake by the source's hash, the
 // serving database by the lake's hash plus a hash of marts/models. A rerun with the same parameters is free.
@@ -20,6 +21,7 @@ import { repoRoot } from '../../lib/config';
 import { all, DuckDBInstance, lit, openMemory } from '../../lib/duck';
 import { allCommunes } from '../../lib/geo';
 import { currentServingFile } from '../../lib/serving';
+import { runBacktest } from '../../lib/valuation/backtest';
 import { buildMarts } from '../../marts/runner';
 import { runSource } from '../../pipeline/run';
 import { anilCsv, DEMO_ANIL_YEAR, DEMO_FILOSOFI_YEAR, filosofiCsv, SEGMENTS } from '../../pipeline/demo/generate-income';
@@ -286,6 +288,9 @@ export async function ensureFranceData(opts: FranceDataOptions = {}): Promise<Fr
       conn.closeSync();
       instance.closeSync();
     }
+    // As after a pipeline run: the valuation intervals are calibrated on the data just built.
+    const bt = await runBacktest({ dataRoot: dataDir, log: (m) => log(`  ${m}`) });
+    log(`  valuation backtest: ${fmt(bt.targets)} targets in ${fmt(bt.seconds, 1)} s`);
     stamp.marts = {
       hash: martsHash, seconds: (performance.now() - started) / 1000, servingFile: report.servingFile,
       servingBytes: fs.statSync(report.servingFile).size, sales: salesCount,
