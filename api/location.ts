@@ -2,13 +2,12 @@
 // geography, and the SQL condition over the marts' columns (code_postal, code_commune_actuel, code_departement,
 // latitude, longitude). Column names come from this file, values are always bound parameters.
 import { communesOfPostalCode, getCommune, isDepartement, resolveCommune, type Commune } from '../lib/geo';
+import { haversineSql, METERS_PER_DEGREE } from '../lib/distance';
 import type { Params } from '../lib/duck';
 import { ApiError, invalidParams } from './errors';
-import { numberParam, stringParam } from './params';
+import { numberParam, stringParam, z } from './params';
 
 export const DEFAULT_RADIUS_M = 500;
-const EARTH_RADIUS_M = 6_371_008.8;
-const METERS_PER_DEGREE = 111_320;
 
 export const locationFields = {
   code_postal: stringParam({ description: 'Postal code (5 digits).', pattern: /^\d{5}$/, issue: 'must be a 5-digit postal code', example: '75015' }).optional(),
@@ -54,6 +53,16 @@ export interface Location {
   communes: Commune[];
   notices: string[];
 }
+
+/** The echo of a location filter as responses show it (Location['echo']). */
+export const locationEchoSchema = z.object({
+  code_postal: z.string().nullable(),
+  commune: z.string().nullable(),
+  code_departement: z.string().nullable(),
+  latitude: z.number().nullable(),
+  longitude: z.number().nullable(),
+  radius_m: z.number().nullable(),
+});
 
 /** Upper case without accents, as DVF spells commune names ('Saint-Étienne' → 'SAINT-ETIENNE'). */
 export function dvfName(nom: string): string {
@@ -183,6 +192,5 @@ export function resolveLocation(q: LocationInput, rules: LocationRules): Locatio
 
 /** Haversine distance in metres from ($loc_lat, $loc_lon) to the given columns. */
 export function distanceSql(latCol: string, lonCol: string): string {
-  return `(2 * ${EARTH_RADIUS_M} * asin(sqrt(pow(sin(radians(${latCol} - $loc_lat) / 2), 2)
-    + cos(radians($loc_lat)) * cos(radians(${latCol})) * pow(sin(radians(${lonCol} - $loc_lon) / 2), 2))))`;
+  return haversineSql('$loc_lat', '$loc_lon', latCol, lonCol);
 }

@@ -6,6 +6,7 @@ import { direction } from '../api/routes/analytics/common';
 import { scoreLabel } from '../api/routes/analytics/score';
 import { balanceOf, buildDemoData, startTestApi, type TestApi } from './helpers/api';
 import { describeContract } from './helpers/contract';
+import { median2 } from './helpers/stats';
 
 let api: TestApi;
 let key: string;
@@ -34,12 +35,6 @@ async function salesOf(dep: string): Promise<Sale[]> {
   return rows as unknown as Sale[];
 }
 
-function median(values: number[]): number | null {
-  if (!values.length) return null;
-  const s = [...values].sort((a, b) => a - b);
-  const mid = (s.length - 1) / 2;
-  return Math.round(((s[Math.floor(mid)] + s[Math.ceil(mid)]) / 2) * 100) / 100;
-}
 const pct = (a: number | null, b: number | null) => (a === null || b === null ? null : Math.round((a / b - 1) * 10000) / 100);
 
 describeContract('GET /v1/stats/trends', get, {
@@ -80,11 +75,11 @@ describe('GET /v1/stats/trends', () => {
     const quarter = (d: string) => `${d.slice(0, 4)}-Q${Math.ceil(Number(d.slice(5, 7)) / 3)}`;
     const periods = [...new Set(sales.map((s) => quarter(s.date)))].sort();
     expect(b.trends.map((t: { period: string }) => t.period)).toEqual(periods);
-    const m2Of = (p: string) => median(sales.filter((s) => quarter(s.date) === p && s.m2 !== null).map((s) => s.m2!));
+    const m2Of = (p: string) => median2(sales.filter((s) => quarter(s.date) === p && s.m2 !== null).map((s) => s.m2!));
     for (const t of b.trends) {
       const inP = sales.filter((s) => quarter(s.date) === t.period);
       expect(t.transaction_count).toBe(inP.length);
-      expect(t.price.median).toBe(median(inP.map((s) => s.price)));
+      expect(t.price.median).toBe(median2(inP.map((s) => s.price)));
       expect(t.price_per_m2.median).toBe(m2Of(t.period));
       const before = `${Number(t.period.slice(0, 4)) - 1}${t.period.slice(4)}`;
       expect(t.yoy_change.price_m2_pct).toBe(t.period < '2022' ? null : pct(m2Of(t.period), m2Of(before)));
@@ -149,8 +144,8 @@ describe('GET /v1/stats/compare', () => {
     const sales = (await salesOf('33')).filter((s) => s.commune === '33063' && s.type === 'Appartement' && s.clean);
     const inWin = (from: string, to: string) => sales.filter((s) => s.date >= from && s.date <= to && s.m2 !== null).map((s) => s.m2!);
     expect(bdx.metrics.count).toBe(sales.filter((s) => s.date >= '2025-01-01' && s.date <= '2026-02-15').length);
-    expect(bdx.metrics.price_m2_median).toBe(median(inWin('2025-01-01', '2026-02-15')));
-    expect(bdx.metrics.yoy_price_change_pct).toBe(pct(median(inWin('2025-01-01', '2026-02-15')), median(inWin('2024-01-01', '2025-02-15'))));
+    expect(bdx.metrics.price_m2_median).toBe(median2(inWin('2025-01-01', '2026-02-15')));
+    expect(bdx.metrics.yoy_price_change_pct).toBe(pct(median2(inWin('2025-01-01', '2026-02-15')), median2(inWin('2024-01-01', '2025-02-15'))));
   });
 
   it('refuses bad locations with invalid_params naming locations, without charging', async () => {
@@ -193,7 +188,7 @@ describe('GET /v1/market-activity', () => {
       for (const d of b.monthly_data) {
         const inM = sales.filter((s) => keep(s) && s.date.startsWith(d.month));
         expect(d.count, `${q} ${d.month}`).toBe(inM.length);
-        expect(d.prix_m2_median, `${q} ${d.month}`).toBe(median(inM.filter((s) => s.m2 !== null).map((s) => s.m2!)));
+        expect(d.prix_m2_median, `${q} ${d.month}`).toBe(median2(inM.filter((s) => s.m2 !== null).map((s) => s.m2!)));
       }
     }
   });

@@ -3,6 +3,7 @@
 // median of the endpoints' SQL).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from './helpers/api';
+import { median2 } from './helpers/stats';
 
 let api: TestApi;
 let key: string;
@@ -24,12 +25,6 @@ const call = async (path: string) => {
   expect(r.status, JSON.stringify(r.body)).toBe(200);
   return r.body;
 };
-function median(values: number[]): number | null {
-  if (!values.length) return null;
-  const s = [...values].sort((a, b) => a - b);
-  const mid = (s.length - 1) / 2;
-  return Math.round(((s[Math.floor(mid)] + s[Math.ceil(mid)]) / 2) * 100) / 100;
-}
 /** The default sales of the analytics endpoints: clean, every type except land. */
 const defaults = (s: Sale) => s.clean && s.type !== 'Terrain';
 
@@ -43,9 +38,9 @@ describe('analytics endpoints on the real DVF samples', () => {
     for (const t of b.trends) {
       const inM = abzac.filter((s) => s.date.startsWith(t.period));
       expect(t.transaction_count).toBe(inM.length);
-      expect(t.price.median).toBe(median(inM.map((s) => s.price)));
+      expect(t.price.median).toBe(median2(inM.map((s) => s.price)));
       expect(t.price.avg).toBe(Math.round((inM.reduce((a, s) => a + s.price, 0) / inM.length) * 100) / 100);
-      expect(t.price_per_m2.median).toBe(median(inM.filter((s) => s.m2 !== null).map((s) => s.m2!)));
+      expect(t.price_per_m2.median).toBe(median2(inM.filter((s) => s.m2 !== null).map((s) => s.m2!)));
       expect(t.yoy_change).toEqual({ price_median_pct: null, price_m2_pct: null }); // one year of data only
     }
     expect(b.summary.total_transactions).toBe(abzac.length);
@@ -60,12 +55,12 @@ describe('analytics endpoints on the real DVF samples', () => {
     for (const d of b.monthly_data) {
       const inM = abzac.filter((s) => s.date.startsWith(d.month));
       expect(d.count, d.month).toBe(inM.length);
-      expect(d.prix_m2_median).toBe(median(inM.filter((s) => s.m2 !== null).map((s) => s.m2!)));
+      expect(d.prix_m2_median).toBe(median2(inM.filter((s) => s.m2 !== null).map((s) => s.m2!)));
     }
     const s = await call('/v1/market-score?commune=ABZAC&code_departement=33');
     const from = b.monthly_data.at(0).month;
     expect(s.transaction_count_12m).toBe(abzac.filter((x) => x.date.slice(0, 7) >= from).length);
-    expect(s.median_price_m2).toBe(median(abzac.filter((x) => x.date.slice(0, 7) >= from && x.m2 !== null).map((x) => x.m2!)));
+    expect(s.median_price_m2).toBe(median2(abzac.filter((x) => x.date.slice(0, 7) >= from && x.m2 !== null).map((x) => x.m2!)));
     // No sale in the 36 months before: volume starts from nothing; no earlier €/m²: a neutral price trend.
     expect(s.components.volume_score).toBe(100);
     expect(s.components.price_trend_score).toBe(50);
@@ -77,7 +72,7 @@ describe('analytics endpoints on the real DVF samples', () => {
     const cp01 = [...new Set(ain.map((s) => s.cp!))].sort((a, b) => ain.filter((s) => s.cp === b).length - ain.filter((s) => s.cp === a).length)[0];
     const locations = encodeURIComponent(JSON.stringify([{ code_postal: '33230' }, { code_postal: cp01 }]));
     const b = await call(`/v1/stats/compare?locations=${locations}&type_local=Maison&date_debut=2020-01-01`);
-    const m2 = (cp: string) => median(sales.filter((s) => s.cp === cp && s.type === 'Maison' && s.clean && s.m2 !== null && s.date >= '2020-01-01').map((s) => s.m2!));
+    const m2 = (cp: string) => median2(sales.filter((s) => s.cp === cp && s.type === 'Maison' && s.clean && s.m2 !== null && s.date >= '2020-01-01').map((s) => s.m2!));
     const expected = [m2('33230'), m2(cp01)];
     expect(b.comparisons.map((c: { metrics: { price_m2_median: number } }) => c.metrics.price_m2_median)).toEqual(expected);
     const cheap = expected[0]! <= expected[1]! ? '33230' : cp01;

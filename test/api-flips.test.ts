@@ -10,6 +10,7 @@ import type { DemoTruth, PlantedResale } from '../pipeline/demo/generate';
 import { balanceOf, buildDemoData, startTestApi, type TestApi } from './helpers/api';
 import { describeContract } from './helpers/contract';
 import { queryParquet } from './helpers/samples';
+import { median2 } from './helpers/stats';
 
 interface Sale {
   id: number;
@@ -141,12 +142,6 @@ describe('flips mart on the demo data', () => {
   });
 });
 
-function quantile(sorted: number[], q: number): number {
-  const pos = (sorted.length - 1) * q;
-  const lo = Math.floor(pos);
-  return sorted[lo] + (sorted[Math.min(lo + 1, sorted.length - 1)] - sorted[lo]) * (pos - lo);
-}
-const median = (xs: number[]) => (xs.length ? Math.round(quantile([...xs].sort((a, b) => a - b), 0.5) * 100) / 100 : null);
 
 /** The figures of a zone (a list of current commune codes) for houses, computed from ventes rows and the pairs. */
 function expectedFigures(communes: string[]) {
@@ -161,9 +156,9 @@ function expectedFigures(communes: string[]) {
     transactions_revente: n,
     flips_detectes: f.length,
     taux_de_flip: n ? Math.round((f.length / n) * 10000) / 100 : null,
-    marge_brute_mediane: median(f.map((p) => p.marge_brute)),
-    marge_mediane_pct: median(f.map((p) => p.marge_pct)),
-    duree_detention_mediane_jours: median(f.map((p) => p.duree_detention_jours)),
+    marge_brute_mediane: median2(f.map((p) => p.marge_brute)),
+    marge_mediane_pct: median2(f.map((p) => p.marge_pct)),
+    duree_detention_mediane_jours: median2(f.map((p) => p.duree_detention_jours)),
     methodes_detection: { cadastre: f.filter((p) => p.methode === 'cadastre').length, adresse_surface: f.filter((p) => p.methode === 'adresse_surface').length },
   };
 }

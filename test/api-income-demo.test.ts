@@ -8,6 +8,7 @@ import { paths } from '../lib/config';
 import { buildDemoData, startTestApi, type TestApi } from './helpers/api';
 import { describeContract } from './helpers/contract';
 import { queryParquet } from './helpers/samples';
+import { medianOrNull, r2 } from './helpers/stats';
 
 let api: TestApi;
 let key: string;
@@ -25,13 +26,6 @@ function demoFile(rel: string): Map<string, Record<string, string>> {
 const income = (code: string) => Number(demoFile('cc_filosofi_2021_COM.csv').get(code)!.MED21);
 const num = (s: string) => Number(s.replace(',', '.'));
 
-function median(values: number[]): number | null {
-  if (!values.length) return null;
-  const v = [...values].sort((a, b) => a - b);
-  const m = v.length >> 1;
-  return v.length % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
-}
-const r2 = (v: number) => Math.round(v * 100) / 100;
 
 /** Clean sales of the ventes mart (its Parquet copy), read without the API. */
 async function cleanSales(code: string): Promise<Array<{ date: string; type_local: string; valeur_fonciere: number; prix_m2: number | null; pieces: number | null }>> {
@@ -46,14 +40,14 @@ describe('GET /v1/stats/pouvoir-achat', () => {
     const r = await api.get('/v1/stats/pouvoir-achat?commune=LYON%201&type_local=Appartement&date_debut=2024-01-01&date_fin=2024-12-31', key);
     expect(r.status).toBe(200);
     const sales = (await cleanSales('69381')).filter((s) => s.type_local === 'Appartement' && s.date >= '2024-01-01' && s.date <= '2024-12-31');
-    const prix = median(sales.map((s) => s.valeur_fonciere))!;
+    const prix = medianOrNull(sales.map((s) => s.valeur_fonciere))!;
     expect(income('69381')).not.toBe(income('69123'));
     expect(r.body).toMatchObject({
       count: sales.length, prix_median: r2(prix), prix_bien_median: r2(prix), code_commune: '69381', annee_reference: 2021,
       revenu_median_annuel_uc: income('69381'), ratio_prix_revenu: r2(r2(prix) / income('69381')),
       dvf_period: { date_debut: '2024-01-01', date_fin: '2024-12-31' }, vintage_gap_years: 3,
     });
-    expect(r.body.prix_m2_median).toBe(r2(median(sales.map((s) => s.prix_m2!).filter((v) => v !== null))!));
+    expect(r.body.prix_m2_median).toBe(r2(medianOrNull(sales.map((s) => s.prix_m2!).filter((v) => v !== null))!));
     expect(r.body.vintage_note).toMatch(/2021/);
     expect(r.body.message).toBeUndefined();
     expect(r.body.notice).toBeUndefined();
@@ -142,7 +136,7 @@ describe('GET /v1/stats/rendement-locatif', () => {
     const lastDay = new Date(Date.UTC(y - 2, m, 0)).getUTCDate(); // 24 months earlier, day clamped to the month's end
     const start = new Date(Date.UTC(y - 2, m - 1, Math.min(d, lastDay) + 1)).toISOString().slice(0, 10);
     const inWindow = sales.filter((s) => s.date >= start && s.date <= fin && keep(s));
-    return { date_debut: start, date_fin: fin, count: inWindow.length, median: median(inWindow.map((s) => s.prix_m2!))! };
+    return { date_debut: start, date_fin: fin, count: inWindow.length, median: medianOrNull(inWindow.map((s) => s.prix_m2!))! };
   }
 
   it('divides the annual rent of the reference T3+ flat by the DVF median of the 24 months before the latest sale', async () => {

@@ -6,6 +6,7 @@ import { relativePosition } from '../api/routes/places/heatmap';
 import { buildDemoData, startTestApi, type TestApi } from './helpers/api';
 import { describeContract } from './helpers/contract';
 import { GEO_SAMPLE, splitCsv } from './helpers/samples';
+import { mean, median, r2 } from './helpers/stats';
 
 let demo: TestApi;
 let sample: TestApi;
@@ -27,14 +28,6 @@ describeContract('GET /v1/heatmap', () => demo, {
 });
 
 /** Quantile with linear interpolation between closest ranks (DuckDB's median). */
-function median(values: number[]): number {
-  const s = [...values].sort((a, b) => a - b);
-  const pos = (s.length - 1) / 2;
-  const lo = Math.floor(pos);
-  return s[lo] + (s[Math.min(lo + 1, s.length - 1)] - s[lo]) * (pos - lo);
-}
-const mean = (v: number[]) => v.reduce((a, b) => a + b, 0) / v.length;
-const r2 = (v: number) => Math.round(v * 100) / 100;
 
 interface Sale {
   zone: string;

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildMarts } from '../marts/runner';
 import { GEO_SAMPLE, splitCsv } from './helpers/samples';
 import { startTestApi, type TestApi } from './helpers/api';
+import { quantile, r2 } from './helpers/stats';
 
 let api: TestApi;
 beforeAll(async () => {
@@ -12,14 +13,6 @@ beforeAll(async () => {
 });
 afterAll(() => api.close());
 
-/** Quantile with linear interpolation between closest ranks (the usual "type 7" definition). */
-function quantile(sorted: number[], q: number): number {
-  const pos = (sorted.length - 1) * q;
-  const lo = Math.floor(pos);
-  return sorted[lo] + (sorted[Math.min(lo + 1, sorted.length - 1)] - sorted[lo]) * (pos - lo);
-}
-
-const r2 = (v: number) => Math.round(v * 100) / 100;
 
 function summary(values: number[]) {
   const s = [...values].sort((a, b) => a - b);

@@ -1,10 +1,13 @@
 // GET /v1/comparables and GET /v1/estimate on the demo dataset: the shared contract, the bounds, and the rules of the
 // specification checked against an independent TypeScript computation over `ventes` rows read directly.
+import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QueryTimeoutError } from '../api/db';
 import { runBacktest } from '../lib/valuation/backtest';
+import { calibrationFile } from '../lib/valuation/calibration';
 import { balanceOf, buildDemoData, startTestApi, type TestApi } from './helpers/api';
 import { describeContract, withQuery, type Query } from './helpers/contract';
+import { median } from './helpers/stats';
 
 let api: TestApi;
 beforeAll(async () => {
@@ -157,11 +160,6 @@ function haversine(lat1: number, lon1: number, lat2: number, lon2: number): numb
 }
 
 const DAY = 86_400_000;
-const median = (v: number[]) => {
-  const s = [...v].sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-};
 
 interface Subject { lat: number; lon: number; type: string; smin: number; smax: number; surface?: number; pieces?: number; radius: number; months: number; widened?: number }
 interface Sale { id: number; d: string; prix_m2: number; surface: number; rooms: number | null; lat: number; lon: number; price: number }
@@ -251,6 +249,8 @@ describe('comparables against an independent computation', () => {
 
 describe('interval calibration', () => {
   it('is global and flagged uncalibrated without a backtest, then calibrated once one is published', async () => {
+    // The demo build publishes a calibration, as every pipeline run does: start from a data folder without one.
+    fs.rmSync(calibrationFile(api.dataRoot));
     const key = api.key({ balance: 100 });
     const before = (await api.get(`/v1/estimate?${PARIS15}&surface=45`, key)).body.estimate;
     expect(before.interval.basis).toBe('global');

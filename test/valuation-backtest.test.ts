@@ -12,6 +12,7 @@ import { DEFAULT_MAX_AGE_MONTHS, DEFAULT_RADIUS_M, estimateFrom, searchComparabl
 import fs from 'node:fs';
 import { buildDemoData, buildSampleData } from './helpers/api';
 import { queryParquet } from './helpers/samples';
+import { median } from './helpers/stats';
 
 interface Row {
   target_id: number;
@@ -39,11 +40,6 @@ beforeAll(async () => {
   rows = (await queryParquet(`select * from read_parquet('${path.join(paths.marts(dataRoot), 'valuation_backtest.parquet')}')`)) as unknown as Row[];
 }, 120_000);
 
-const median = (v: number[]) => {
-  const s = [...v].sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-};
 
 describe('backtest on the demo data', () => {
   it('samples at most maxTargets targets over the last 12 months of data, every month represented', () => {

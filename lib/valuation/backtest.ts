@@ -8,6 +8,7 @@ import path from 'node:path';
 import { paths } from '../config';
 import { all, DuckDBInstance, lit, run, type DuckDBConnection } from '../duck';
 import { currentServingFile } from '../serving';
+import { METERS_PER_DEGREE } from '../distance';
 import { calibrate, calibrationFile, cohortOf, spreadOf, type Calibration } from './calibration';
 import { BEST_K, DEFAULT_MAX_AGE_MONTHS, DEFAULT_RADIUS_M, ESTIMATE_SURFACE_FACTOR, estimateFrom, intervalFor, pickRadius, priceStats, widenedRadius, type Comparable, type Fallback } from './estimator';
 import { candidateWhere, comparableColumns, RANK_ORDER, withinRadiusSql, type SubjectSql } from './sql';
@@ -31,7 +32,6 @@ const TARGET_SUBJECT: SubjectSql = {
 
 /** Grid of the batched join: 0.01° cells (≥ 1.1 km of latitude, more than the radius). */
 const CELLS_PER_DEGREE = 100;
-const METERS_PER_DEGREE = 111_320;
 
 export interface Metrics {
   targets: number;

@@ -1,6 +1,7 @@
 // The valuation estimator shared by GET /v1/comparables, GET /v1/estimate, the backtest and the portfolio: the search
 // of one subject's comparables (radius, widened radius, postal code, commune) and the estimate made from them.
 import type { Params, Row } from '../duck';
+import { METERS_PER_DEGREE } from '../distance';
 import { CONTRACT_VERSION, cohortOf, DEFAULT_CALIBRATION, quantile, spreadOf, type Calibration } from './calibration';
 import { candidateWhere, comparableColumns, RANK_ORDER, withinRadiusSql, type SubjectSql } from './sql';
 
@@ -12,7 +13,6 @@ export const ESTIMATE_SURFACE_FACTOR = 1.5;
 /** Defaults of both endpoints (specification), also the backtest's setting. */
 export const DEFAULT_RADIUS_M = 500;
 export const DEFAULT_MAX_AGE_MONTHS = 18;
-const METERS_PER_DEGREE = 111_320;
 
 export interface Comparable {
   id: number;

@@ -1,8 +1,7 @@
 // The SQL half of the valuation estimator, written ONCE for both the API (one subject, bound `$name` parameters) and
 // the backtest (thousands of subjects joined as rows): callers pass SQL expressions for the subject's values, so the
 // candidate rule, the similarity score and the ranking are literally the same text in both paths.
-
-const EARTH_RADIUS_M = 6_371_008.8;
+import { haversineSql } from '../distance';
 
 /** Similarity weights (specification: surface 40 %, distance 30 %, age 20 %, rooms 10 %). */
 export const WEIGHTS = { surface: 0.4, distance: 0.3, age: 0.2, rooms: 0.1 } as const;
@@ -29,12 +28,6 @@ export interface SubjectSql {
 }
 
 export const sinceSql = (s: SubjectSql) => `(${s.refDate} - to_months(${s.maxAgeMonths}))::DATE`;
-
-/** Haversine distance in metres between two points given as SQL expressions. */
-export function haversineSql(lat1: string, lon1: string, lat2: string, lon2: string): string {
-  return `(2 * ${EARTH_RADIUS_M} * asin(sqrt(pow(sin(radians(${lat2} - ${lat1}) / 2), 2)
-    + cos(radians(${lat1})) * cos(radians(${lat2})) * pow(sin(radians(${lon2} - ${lon1}) / 2), 2))))`;
-}
 
 /** Distance from the subject to comparable `c`; NULL when the comparable has no coordinates. */
 export const distanceSql = (s: SubjectSql, c = 'c') => haversineSql(s.latitude, s.longitude, `${c}.latitude`, `${c}.longitude`);

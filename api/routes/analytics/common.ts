@@ -4,10 +4,7 @@ import { cacheKey } from '../../cache';
 import type { Location } from '../../location';
 import { round2, z } from '../../params';
 import type { Call } from '../../platform';
-import { salesWhere, type SalesFilter } from '../stats/market';
-
-/** Without type_local: every sale except land-only ones, as stats/market does, so counts match its `count`. */
-export const DEFAULT_TYPES = ['Maison', 'Appartement', 'Local commercial', 'Dépendance'];
+import { DEFAULT_TYPES, salesWhere, type SalesFilter } from '../stats/market';
 
 /** DEFAULT_TYPES as the `selection` of the ventes_mensuelles_departements mart. */
 const DEFAULT_SELECTION = 'sauf_terrain';
@@ -91,16 +88,6 @@ export function direction(pct: number | null): Direction | null {
   if (pct === null) return null;
   return pct > 2 ? 'increasing' : pct < -2 ? 'decreasing' : 'stable';
 }
-
-/** The echo of a location filter (Location['echo']); wanted in api/location.ts, next to what it describes. */
-export const locationEchoSchema = z.object({
-  code_postal: z.string().nullable(),
-  commune: z.string().nullable(),
-  code_departement: z.string().nullable(),
-  latitude: z.number().nullable(),
-  longitude: z.number().nullable(),
-  radius_m: z.number().nullable(),
-});
 
 export const zoneSchema = z.object({
   code_postal: z.string().nullable(),

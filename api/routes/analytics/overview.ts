@@ -1,10 +1,10 @@
 // GET /v1/market-overview (10 credits): stats/market, stats/trends and market-score of one zone, computed in parallel
 // with their own defaults, in one response.
-import { locationFields, resolveLocation } from '../../location';
+import { locationEchoSchema, locationFields, resolveLocation } from '../../location';
 import { enumParam, z } from '../../params';
 import { defineEndpoint } from '../../platform';
 import { DEFAULT_WINDOW_YEARS, dateWindow, marketStats, marketStatsSchema } from '../stats/market';
-import { cleanSales, DIRECTIONS, firstDay, lastCompleteMonth, lastDay, locationEchoSchema, typesOf } from './common';
+import { cleanSales, DIRECTIONS, firstDay, lastCompleteMonth, lastDay, typesOf } from './common';
 import { marketScoreFor } from './score';
 import { trendsFor, trendsWindow } from './trends';
 

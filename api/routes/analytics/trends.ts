@@ -1,10 +1,10 @@
 // GET /v1/stats/trends (10 credits, cached 24 h): sales count and median prices per month, quarter or year, with the
 // year-over-year change of each period and the overall trend of the window.
-import { locationFields, resolveLocation, type Location } from '../../location';
+import { locationEchoSchema, locationFields, resolveLocation, type Location } from '../../location';
 import { booleanParam, dateParam, enumParam, isoDay, round2, TYPE_LOCAL_4, yearsBefore, z } from '../../params';
 import { defineEndpoint, type Call } from '../../platform';
 import { dateWindow, salesWhere, type SalesFilter } from '../stats/market';
-import { direction, DIRECTIONS, locationEchoSchema, pctChange, typesOf } from './common';
+import { direction, DIRECTIONS, pctChange, typesOf } from './common';
 
 export const TRENDS_DEFAULT_YEARS = 5;
 export const LARGE_ZONE_MAX_YEARS = 3;

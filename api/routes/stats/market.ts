@@ -1,12 +1,14 @@
 // GET /v1/stats/market (5 credits): price, €/m² and surface statistics of the sales of a zone.
 import type { Params } from '../../../lib/duck';
 import { invalidParams } from '../../errors';
-import { locationFields, resolveLocation, type Location } from '../../location';
+import { locationEchoSchema, locationFields, resolveLocation, type Location } from '../../location';
 import { booleanParam, dateParam, enumParam, isoDay, round2, TYPE_LOCAL_4, yearsBefore, z } from '../../params';
 import { defineEndpoint, type Call } from '../../platform';
 import { pouvoirAchatSchema, pouvoirAchatFor, type PouvoirAchat } from '../../income';
 
 export const DEFAULT_WINDOW_YEARS = 3;
+/** Without type_local: every sale except land-only ones (include_terrain adds them). */
+export const DEFAULT_TYPES = ['Maison', 'Appartement', 'Local commercial', 'Dépendance'];
 
 const query = z.object({
   ...locationFields,
@@ -93,13 +95,7 @@ export const statsMarket = defineEndpoint({
     'radius around a point. Medians of an even count are the mean of the two middle values. Values are rounded to the cent.',
   query,
   response: marketStatsSchema.extend({
-    filters: z.object({
-      code_postal: z.string().nullable(),
-      commune: z.string().nullable(),
-      code_departement: z.string().nullable(),
-      latitude: z.number().nullable(),
-      longitude: z.number().nullable(),
-      radius_m: z.number().nullable(),
+    filters: locationEchoSchema.extend({
       type_local: z.string().nullable(),
       types_included: z.array(z.string()).openapi({ description: 'The property types the statistics cover.' }),
       date_debut: z.string(),
@@ -118,7 +114,7 @@ export const statsMarket = defineEndpoint({
   prepare({ query: q }, { now }) {
     const location = resolveLocation(q, { accept: ['code_postal', 'commune', 'code_departement', 'radius'] });
     const window = dateWindow(q, now, DEFAULT_WINDOW_YEARS);
-    const types = q.type_local ? [q.type_local] : ['Maison', 'Appartement', 'Local commercial', 'Dépendance', ...(q.include_terrain ? ['Terrain'] : [])];
+    const types = q.type_local ? [q.type_local] : [...DEFAULT_TYPES, ...(q.include_terrain ? ['Terrain'] : [])];
     const filter: SalesFilter = {
       location,
       types,
