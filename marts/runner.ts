@@ -207,6 +207,6 @@ function pruneServingFiles(dir: string, current: string): void {
   for (const f of fs.readdirSync(dir).filter((f) => f.startsWith('.building-'))) {
     // builds hold the lake lock, so another process's unfinished build is a leftover of a killed run
     const pid = Number(/^\.building-(\d+)-/.exec(f)?.[1]);
-    if (pid !== process.pid) fs.rmSync(path.join(dir, f), { force: true });
+    if (pid !== process.pid) fs.rmSync(path.join(dir, f), { recursive: true, force: true }); // with its .tmp spill folder
   }
 }

@@ -99,6 +99,16 @@ describe('ventes on the real samples', () => {
     expect(currentServingFile(data)).toBe(serving);
     expect(fs.readdirSync(path.join(data, 'serving')).filter((f) => f.startsWith('.building'))).toEqual([]);
   });
+
+  it('the next build removes what a killed build left: its file, WAL and spill folder', async () => {
+    const leftover = path.join(data, 'serving', '.building-999999999-foncier-killed.duckdb');
+    fs.writeFileSync(leftover, 'x');
+    fs.writeFileSync(`${leftover}.wal`, 'x');
+    fs.mkdirSync(`${leftover}.tmp`);
+    fs.writeFileSync(path.join(`${leftover}.tmp`, 'spill.block'), 'x');
+    await buildMarts({ dataRoot: data });
+    expect(fs.readdirSync(path.join(data, 'serving')).filter((f) => f.startsWith('.building'))).toEqual([]);
+  });
 });
 
 describe('outlier rule', () => {
