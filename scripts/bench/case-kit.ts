@@ -7,7 +7,7 @@ export interface Dims {
   /** The busiest postal codes of the dataset, most sales first. */
   postal: string[];
   departements: string[];
-  /** INSEE codes (code_commune_actuel) of the busiest communes, most sales first. */
+  /** INSEE codes (code_commune_actuel) of the 5,000 busiest communes, most sales first (enough distinct queries for point lookups). */
   communes: string[];
   /** "latitude,longitude" of sales spread over the busiest postal codes (for the 'latitude,longitude' vary key). */
   points: string[];
@@ -63,7 +63,7 @@ export async function datasetDims(conn: DuckDBConnection): Promise<Dims & { post
   const deps = await all<{ d: string }>(conn, 'select distinct code_departement as d from ventes order by 1');
   // The bench generator invents some commune codes; endpoints that check codes would answer 400 for them.
   const coms = await all<{ c: string }>(conn, `select code_commune_actuel as c from ventes semi join communes on communes.code = ventes.code_commune_actuel
-     group by 1 order by count(*) desc, c limit 300`);
+     group by 1 order by count(*) desc, c limit 5000`);
   const pts = await all<{ p: string }>(conn, `select printf('%.5f,%.5f', latitude, longitude) as p
      from (select latitude, longitude from ventes where latitude is not null and type_local in ('Maison', 'Appartement'))
      using sample reservoir(2000 rows) repeatable (42) order by p`);
