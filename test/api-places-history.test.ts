@@ -5,6 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { priceEvolution, type SaleRow } from '../api/routes/places/property';
 import { parseAddress, streetKey } from '../api/routes/places/street';
 import type { DemoTruth, PlantedResale } from '../pipeline/demo/generate';
 import { buildDemoData, startTestApi, type TestApi } from './helpers/api';
@@ -87,6 +88,8 @@ describe('street-name normalisation', () => {
     expect(parseAddress('7 ter rue Lecourbe')).toEqual({ numero: 7, suffixe: 'T', street: 'rue Lecourbe' });
     expect(parseAddress('rue Lecourbe')).toEqual({ numero: null, suffixe: null, street: 'rue Lecourbe' });
     expect(parseAddress('3 rue de Brest')).toEqual({ numero: 3, suffixe: null, street: 'rue de Brest' });
+    expect(parseAddress('5 R DE LA PAIX')).toEqual({ numero: 5, suffixe: null, street: 'R DE LA PAIX' });
+    expect(parseAddress('12 b rue Lecourbe')).toEqual({ numero: 12, suffixe: 'B', street: 'rue Lecourbe' });
   });
 
   it('gives the same key as the mart (SQL) for every street of the demo and of the real samples', async () => {
@@ -146,6 +149,17 @@ describe('GET /v1/property-history by address on the demo data', () => {
     expect(r.body.property).toMatchObject({ id_parcelle: latest.id_parcelle, type_local: latest.type_local, surface_reelle_bati: latest.surface_reelle_bati });
     expect(r.body.transactions.map((t: { id: number }) => t.id)).toEqual(same.map((s) => s.id));
     expect(r.body.notice).toMatch(/other matched sales? belongs? to other properties/);
+  });
+});
+
+describe('price_evolution', () => {
+  const sale = (date: string, prix_m2: number) => ({ date_mutation: date, prix_m2 }) as SaleRow;
+  it('annualises from 365 days apart only: a few days of change compounded to a year is meaningless', () => {
+    const close = priceEvolution([sale('2024-01-11', 1300), sale('2024-01-01', 1000)])!;
+    expect(close.total_change_pct).toBe(30);
+    expect(close.annualized_change_pct).toBeNull();
+    const twoYears = priceEvolution([sale('2024-01-01', 1210), sale('2022-01-01', 1000)])!;
+    expect(twoYears.annualized_change_pct).toBeCloseTo((1.21 ** (365.25 / 730) - 1) * 100, 2);
   });
 });
 

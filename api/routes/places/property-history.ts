@@ -98,7 +98,7 @@ export const propertyHistory = defineEndpoint({
     'address_fuzzy otherwise. By cadastral parcel: section + no_plan + code_commune, exact (match_type cadastre). ' +
     'When the match holds several properties, the history is that of the most recent sale’s property (same parcel, type, ' +
     'lot and built surface within ±10 %), and a notice says how many sales were left out. No match answers 200 with no ' +
-    'transactions and a notice. annualized_change_pct = ((last prix_m2 / first prix_m2)^(365.25 / days between them) − 1) × 100.',
+    'transactions and a notice. annualized_change_pct = ((last prix_m2 / first prix_m2)^(365.25 / days between them) − 1) × 100, null under 365 days.',
   query,
   response: z.object({
     query: z.object({

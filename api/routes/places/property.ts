@@ -70,7 +70,7 @@ export const priceEvolutionSchema = z.object({
   first_transaction: z.object({ date: z.string(), prix_m2: z.number() }),
   last_transaction: z.object({ date: z.string(), prix_m2: z.number() }),
   total_change_pct: z.number(),
-  annualized_change_pct: z.number().nullable().openapi({ description: 'Compound annual rate over the elapsed days / 365.25; null when both sales are on the same day.' }),
+  annualized_change_pct: z.number().nullable().openapi({ description: 'Compound annual rate over the elapsed days / 365.25; null when the sales are less than 365 days apart (read total_change_pct).' }),
 });
 
 const DAY_MS = 86_400_000;
@@ -87,6 +87,7 @@ export function priceEvolution(sales: SaleRow[]): z.output<typeof priceEvolution
     first_transaction: { date: first.date_mutation, prix_m2: round2(first.prix_m2!) },
     last_transaction: { date: last.date_mutation, prix_m2: round2(last.prix_m2!) },
     total_change_pct: round2((ratio - 1) * 100),
-    annualized_change_pct: days > 0 ? round2((ratio ** (365.25 / days) - 1) * 100) : null,
+    // Compounding a few days' change to a year gives absurd rates: under a year, the total change is the figure to read.
+    annualized_change_pct: days >= 365 ? round2((ratio ** (365.25 / days) - 1) * 100) : null,
   };
 }

@@ -69,7 +69,8 @@ export function parseAddress(input: string): ParsedAddress {
   let s = input.trim().replace(/\s*,?\s*\b\d{5}\b.*$/, '');
   let numero: number | null = null;
   let suffixe: string | null = null;
-  const m = /^(\d{1,5})\s*([A-Za-z])?(?=[\s,]|$)[\s,]*/.exec(s);
+  // Only a letter glued to the number is a suffix here ('12B'); '5 R DE LA PAIX' keeps R, a street type, in the street.
+  const m = /^(\d{1,5})([A-Za-z])?(?=[\s,]|$)[\s,]*/.exec(s);
   if (m) {
     numero = Number(m[1]);
     suffixe = m[2] ? m[2].toUpperCase() : null;
