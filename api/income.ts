@@ -1,6 +1,6 @@
 // Household income (INSEE Filosofi, mart revenus_communes) for the purchasing-power figures: which commune's income
 // line a zone uses, the lookup, and the pouvoir_achat block of stats/market (never fails the base response).
-import { communesOfPostalCode } from '../lib/geo';
+import { communesOfPostalCode, type Commune } from '../lib/geo';
 import type { Location } from './location';
 import { round2, z } from './params';
 import type { Call } from './platform';
@@ -9,11 +9,16 @@ import type { MarketStats } from './routes/stats/market';
 export const pouvoirAchatSchema = z
   .object({
     available: z.boolean(),
-    ratio_prix_revenu: z.number().nullable().openapi({ description: 'Median sale price divided by the median annual income per consumption unit.' }),
+    ratio_prix_revenu: z.number().nullable().openapi({
+      description:
+        'Median sale price of this response (its zone, types and window) divided by the median annual income per consumption unit. ' +
+        'GET /v1/stats/pouvoir-achat computes it on houses and flats only, over a window capped on large zones, so the two can differ.',
+    }),
     revenu_median_annuel_uc: z.number().nullable(),
     annee_reference: z.number().nullable().openapi({ description: 'Income vintage (Filosofi year).' }),
     code_commune: z.string().nullable(),
     message: z.string().optional().openapi({ description: 'Why the ratio is not available.' }),
+    notice: z.string().optional().openapi({ description: 'Which commune’s income a postal code spanning several communes uses.' }),
   })
   .openapi('PouvoirAchatSummary');
 
@@ -26,6 +31,12 @@ export interface Income {
   statut: string;
 }
 
+/** The communes a postal-code zone covers: those the code serves, within the zone's département when one is given. */
+export function servedCommunes(location: Location): Commune[] {
+  const dep = location.echo.code_departement;
+  return location.echo.code_postal ? communesOfPostalCode(location.echo.code_postal).filter((c) => !dep || c.departement === dep) : [];
+}
+
 /**
  * The commune whose income line describes a zone: the commune itself (an arrondissement has its own line), the whole
  * city when the zone is all its arrondissements, and for a postal code the most populous commune it serves.
@@ -35,7 +46,7 @@ export function incomeCommune(location: Location): { code: string | null; notice
   if (location.communes.length === 1) return { code: location.communes[0].code };
   if (location.communes.length > 1 && cities.length === 1) return { code: cities[0] };
   if (location.echo.code_postal && !location.communes.length) {
-    const served = communesOfPostalCode(location.echo.code_postal).sort((a, b) => (b.population ?? 0) - (a.population ?? 0));
+    const served = servedCommunes(location).sort((a, b) => (b.population ?? 0) - (a.population ?? 0));
     if (!served.length) return { code: null };
     const notice = served.length > 1
       ? `postal code ${location.echo.code_postal} serves ${served.length} communes; the income of the most populous, ${served[0].code} (${served[0].nom}), is used.`
@@ -68,7 +79,7 @@ export function priceToIncome(price: number | null, income: Income | null): numb
 
 /** The pouvoir_achat block of stats/market: the income lookup runs while the statistics are computed. */
 export async function pouvoirAchatFor(call: Call, location: Location, stats: Promise<MarketStats>): Promise<PouvoirAchat> {
-  const { code } = incomeCommune(location);
+  const { code, notice } = incomeCommune(location);
   const none = { available: false, ratio_prix_revenu: null, revenu_median_annuel_uc: null, annee_reference: null, code_commune: code };
   if (!code) return { ...none, message: 'pouvoir_achat applies to a postal code or a commune' };
   try {
@@ -81,6 +92,7 @@ export async function pouvoirAchatFor(call: Call, location: Location, stats: Pro
       annee_reference: income?.annee_reference ?? null,
       code_commune: code,
       ...(message ? { message } : {}),
+      ...(notice ? { notice } : {}),
     };
   } catch (e) {
     return { ...none, message: `income data could not be read (${(e as Error).message})` };

@@ -4,6 +4,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { incomeCommune } from '../api/income';
+import { resolveLocation } from '../api/location';
 import { paths } from '../lib/config';
 import { buildDemoData, startTestApi, type TestApi } from './helpers/api';
 import { describeContract } from './helpers/contract';
@@ -215,4 +217,15 @@ describeContract('GET /v1/stats/rendement-locatif', get, {
   cost: 10,
   withoutLocation: '/v1/stats/rendement-locatif?type_local=Maison',
   invalid: { path: '/v1/stats/rendement-locatif?code_insee=33063&appartement_profile=t4', param: 'appartement_profile' },
+});
+
+describe('the income line of a postal code', () => {
+  it('is that of the most populous commune it serves, within code_departement when one is given', () => {
+    // 75016 serves Paris 16e (75116) and Boulogne-Billancourt (92012).
+    const all = incomeCommune(resolveLocation({ code_postal: '75016' }, { accept: ['code_postal', 'code_departement'] }));
+    expect(all.code).toBe('75116');
+    expect(all.notice).toMatch(/serves 2 communes/);
+    const in92 = incomeCommune(resolveLocation({ code_postal: '75016', code_departement: '92' }, { accept: ['code_postal', 'code_departement'] }));
+    expect(in92).toEqual({ code: '92012' });
+  });
 });

@@ -2,7 +2,7 @@
 // the median property of a postal code or commune, with the income vintage and its gap to the sales.
 import { getCommune } from '../../../lib/geo';
 import { ApiError, invalidParams } from '../../errors';
-import { incomeCommune, incomeMessage, incomeOf, priceToIncome } from '../../income';
+import { incomeCommune, incomeMessage, incomeOf, priceToIncome, servedCommunes } from '../../income';
 import { locationFields, resolveLocation } from '../../location';
 import { dateParam, enumParam, isoDay, round2, stringParam, yearsBefore, z } from '../../params';
 import { defineEndpoint } from '../../platform';
@@ -69,9 +69,7 @@ export const statsPouvoirAchat = defineEndpoint({
     if (current && current.code !== code) notices.push(`${code} is a former commune code: its commune today is ${current.code} (${current.nom}).`);
 
     const window = dateWindow(q, now, DEFAULT_WINDOW_YEARS);
-    const population = location.communes.length
-      ? location.communes.reduce((a, c) => a + (c.population ?? 0), 0)
-      : (income.code ? getCommune(income.code)?.population ?? 0 : 0);
+    const population = (location.communes.length ? location.communes : servedCommunes(location)).reduce((a, c) => a + (c.population ?? 0), 0);
     const earliest = isoDay(yearsBefore(new Date(`${window.date_fin}T00:00:00Z`), LARGE_ZONE_WINDOW_YEARS));
     if (population >= LARGE_ZONE_POPULATION && window.date_debut < earliest) {
       notices.push(`large zone (${population.toLocaleString('en-US')} inhabitants): the window is limited to ${LARGE_ZONE_WINDOW_YEARS} year, date_debut set to ${earliest}.`);
