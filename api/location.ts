@@ -2,12 +2,11 @@
 // geography, and the SQL condition over the marts' columns (code_postal, code_commune_actuel, code_departement,
 // latitude, longitude). Column names come from this file, values are always bound parameters.
 import { communesOfPostalCode, getCommune, isDepartement, resolveCommune, type Commune } from '../lib/geo';
-import { haversineSql, METERS_PER_DEGREE } from '../lib/distance';
+import { DEFAULT_RADIUS_M, haversineSql, METERS_PER_DEGREE } from '../lib/distance';
 import type { Params } from '../lib/duck';
 import { ApiError, invalidParams } from './errors';
 import { numberParam, stringParam, z } from './params';
 
-export const DEFAULT_RADIUS_M = 500;
 
 export const locationFields = {
   code_postal: stringParam({ description: 'Postal code (5 digits).', pattern: /^\d{5}$/, issue: 'must be a 5-digit postal code', example: '75015' }).optional(),

@@ -72,6 +72,11 @@ export function stringParam(opts: { description: string; pattern?: RegExp; issue
   return z.preprocess(single, s).openapi({ description: opts.description, example: opts.example });
 }
 
+/** A 5-character INSEE commune code: digits, or 2A/2B and three digits in Corsica (case-insensitive). */
+export function inseeCodeParam(description: string, example = '33063') {
+  return stringParam({ description, pattern: /^(\d{5}|2[AB]\d{3})$/i, issue: 'must be a 5-character INSEE commune code (digits, or 2A/2B and 3 digits in Corsica)', example });
+}
+
 export const TYPE_LOCAL_4 = ['Maison', 'Appartement', 'Terrain', 'Local commercial'] as const;
 
 /** Rounded to the cent (or the hundredth of a millisecond); null stays null. */

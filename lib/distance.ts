@@ -1,8 +1,10 @@
 // Distances in plain SQL (DuckDB's spatial extension cannot be installed here): the haversine formula on the mean
 // Earth radius, shared by the API's radius searches and the valuation estimator.
 
-export const EARTH_RADIUS_M = 6_371_008.8;
+const EARTH_RADIUS_M = 6_371_008.8;
 export const METERS_PER_DEGREE = 111_320;
+/** Radius of a latitude/longitude search when radius_m is not given (specification). */
+export const DEFAULT_RADIUS_M = 500;
 
 /** Haversine distance in metres between two points given as SQL expressions. */
 export function haversineSql(lat1: string, lon1: string, lat2: string, lon2: string): string {

@@ -229,7 +229,7 @@ describe('GET /v1/flips', () => {
   it.each([
     ['/v1/flips?code_insee=99999', 'code_insee', /no commune/],
     ['/v1/flips?code_commune=99999', 'code_commune', /no commune/],
-    ['/v1/flips?code_insee=3306', 'code_insee', /5-character INSEE code/],
+    ['/v1/flips?code_insee=3306', 'code_insee', /5-character INSEE commune code/],
     ['/v1/flips?code_insee=33063&type_local=Terrain', 'type_local', /Maison, Appartement/],
   ])('refuses %s naming %s', async (p, param, issue) => {
     const key = api.key({ balance: 100 });

@@ -1,15 +1,16 @@
 // The walk-forward backtest (lib/valuation/backtest.ts) on the demo dataset: the honest coverage of the calibrated 50 %
 // interval, the reported figures recomputed from the published rows, the batch path against the API's search, and a
 // run on the real DVF samples.
+import fs from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { paths } from '../lib/config';
 import { all, DuckDBInstance, type DuckDBConnection } from '../lib/duck';
+import { DEFAULT_RADIUS_M } from '../lib/distance';
 import { currentServingFile } from '../lib/serving';
 import { runBacktest, type BacktestReport } from '../lib/valuation/backtest';
 import { calibrationFile } from '../lib/valuation/calibration';
-import { DEFAULT_MAX_AGE_MONTHS, DEFAULT_RADIUS_M, estimateFrom, searchComparables } from '../lib/valuation/estimator';
-import fs from 'node:fs';
+import { DEFAULT_MAX_AGE_MONTHS, estimateFrom, searchComparables } from '../lib/valuation/estimator';
 import { buildDemoData, buildSampleData } from './helpers/api';
 import { queryParquet } from './helpers/samples';
 import { median } from './helpers/stats';

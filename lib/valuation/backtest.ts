@@ -8,9 +8,9 @@ import path from 'node:path';
 import { paths } from '../config';
 import { all, DuckDBInstance, lit, run, type DuckDBConnection } from '../duck';
 import { currentServingFile } from '../serving';
-import { METERS_PER_DEGREE } from '../distance';
+import { DEFAULT_RADIUS_M, METERS_PER_DEGREE } from '../distance';
 import { calibrate, calibrationFile, cohortOf, spreadOf, type Calibration } from './calibration';
-import { BEST_K, DEFAULT_MAX_AGE_MONTHS, DEFAULT_RADIUS_M, ESTIMATE_SURFACE_FACTOR, estimateFrom, intervalFor, pickRadius, priceStats, widenedRadius, type Comparable, type Fallback } from './estimator';
+import { BEST_K, DEFAULT_MAX_AGE_MONTHS, ESTIMATE_SURFACE_FACTOR, estimateFrom, intervalFor, pickRadius, priceStats, widenedRadius, type Comparable, type Fallback } from './estimator';
 import { candidateWhere, comparableColumns, RANK_ORDER, withinRadiusSql, type SubjectSql } from './sql';
 
 /** The targets' columns as the estimator's subject: /v1/estimate's defaults (no rooms, 500 m, 18 months). */

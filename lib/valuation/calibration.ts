@@ -9,14 +9,14 @@ export const CONTRACT_VERSION = 'valuation-comparables-v1';
 /** A cohort's own quantiles are used from this many measured targets on; below, the global ones. */
 export const MIN_COHORT_N = 30;
 /** The relative IQR never counts below this: three identical prices do not make a zero-width interval. */
-export const MIN_SPREAD = 0.05;
+const MIN_SPREAD = 0.05;
 /**
  * Without a published backtest: ±1 spread around the mid. On the demo and sample backtests the measured global
  * quantiles stay well inside it (docs/valuation.md), so this errs wide, and a limiting factor says it is uncalibrated.
  */
-export const DEFAULT_QUANTILES = { z_low: -1, z_high: 1 } as const;
+const DEFAULT_QUANTILES = { z_low: -1, z_high: 1 } as const;
 
-export interface CohortQuantiles {
+interface CohortQuantiles {
   n: number;
   z_low: number;
   z_high: number;

@@ -11,7 +11,6 @@ export const MIN_COMPARABLES = 3;
 /** /v1/estimate has one surface: candidates within ×/÷ this factor of it. */
 export const ESTIMATE_SURFACE_FACTOR = 1.5;
 /** Defaults of both endpoints (specification), also the backtest's setting. */
-export const DEFAULT_RADIUS_M = 500;
 export const DEFAULT_MAX_AGE_MONTHS = 18;
 
 export interface Comparable {
@@ -58,7 +57,7 @@ export interface ValuationSubject {
 }
 
 /** The subject bound as `$v_*` parameters (the backtest binds the same SubjectSql to its targets' columns). */
-export const BOUND_SUBJECT: SubjectSql = {
+const BOUND_SUBJECT: SubjectSql = {
   typeLocal: '$v_type',
   latitude: '$v_lat',
   longitude: '$v_lon',
@@ -82,9 +81,9 @@ function subjectParams(s: ValuationSubject): Params {
   };
 }
 
-export type QueryFn = (sql: string, params: Params, timeoutMs: number) => Promise<Row[]>;
+type QueryFn = (sql: string, params: Params, timeoutMs: number) => Promise<Row[]>;
 
-export interface SearchOptions {
+interface SearchOptions {
   query: QueryFn;
   isTimeout: (e: unknown) => boolean;
   /** Time budget of the whole search (radius and fallbacks). */
@@ -179,7 +178,7 @@ export async function searchComparables(s: ValuationSubject, o: SearchOptions): 
   return { comparables, fallbacks, notices };
 }
 
-export interface EstimateInput {
+interface EstimateInput {
   typeLocal: string;
   surface: number;
   fallbacks: Fallback[];
@@ -218,7 +217,7 @@ export function priceStats(best: Comparable[]): { median: number; relIqr: number
   return { median, relIqr: (quantile(p, 0.75) - quantile(p, 0.25)) / median };
 }
 
-export const METHODOLOGY =
+const METHODOLOGY =
   `Unweighted median of the price per m² of the ${BEST_K} most similar clean sales of the same type (similarity: surface 40 %, ` +
   'distance 30 %, age 20 %, rooms 10 %) multiplied by the surface; low and high are a 50 % interval calibrated by a published ' +
   'walk-forward backtest (docs/valuation.md).';

@@ -4,7 +4,7 @@
 import { haversineSql } from '../distance';
 
 /** Similarity weights (specification: surface 40 %, distance 30 %, age 20 %, rooms 10 %). */
-export const WEIGHTS = { surface: 0.4, distance: 0.3, age: 0.2, rooms: 0.1 } as const;
+const WEIGHTS = { surface: 0.4, distance: 0.3, age: 0.2, rooms: 0.1 } as const;
 
 /** The subject of a valuation as SQL expressions (a `$param` for the API, a column of the targets for the backtest). */
 export interface SubjectSql {
@@ -27,12 +27,12 @@ export interface SubjectSql {
   excludeMutation: string;
 }
 
-export const sinceSql = (s: SubjectSql) => `(${s.refDate} - to_months(${s.maxAgeMonths}))::DATE`;
+const sinceSql = (s: SubjectSql) => `(${s.refDate} - to_months(${s.maxAgeMonths}))::DATE`;
 
 /** Distance from the subject to comparable `c`; NULL when the comparable has no coordinates. */
 export const distanceSql = (s: SubjectSql, c = 'c') => haversineSql(s.latitude, s.longitude, `${c}.latitude`, `${c}.longitude`);
 
-export const ageDaysSql = (s: SubjectSql, c = 'c') => `date_diff('day', ${c}.date_mutation, ${s.refDate})`;
+const ageDaysSql = (s: SubjectSql, c = 'c') => `date_diff('day', ${c}.date_mutation, ${s.refDate})`;
 
 /** Conditions every candidate meets, whatever the zone searched (radius or administrative fallback). */
 export function candidateWhere(s: SubjectSql, c = 'c'): string {
@@ -58,7 +58,7 @@ export const withinRadiusSql = (s: SubjectSql, c = 'c', radius = s.radiusM) => `
  * surface 1 − |s − S| / S; distance 1 − d / radius (0 beyond the radius or without coordinates, as in a fallback);
  * age 1 − age / horizon; rooms 1 − |r − R| / 2 (1 for every comparable when no rooms are given).
  */
-export function scoreSql(s: SubjectSql, c = 'c'): string {
+function scoreSql(s: SubjectSql, c = 'c'): string {
   const horizon = `greatest(1, date_diff('day', ${sinceSql(s)}, ${s.refDate}))`;
   return `(${WEIGHTS.surface} * greatest(0, 1 - abs(${c}.surface_reelle_bati - ${s.surface}) / ${s.surface})
     + ${WEIGHTS.distance} * coalesce(greatest(0, 1 - ${distanceSql(s, c)} / ${s.radiusM}), 0)

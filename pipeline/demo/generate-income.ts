@@ -9,7 +9,7 @@ import { COMMUNES, type Commune } from './generate';
 export const DEMO_FILOSOFI_YEAR = 2021;
 export const DEMO_ANIL_YEAR = 2024;
 /** Crozant: its median income is under statistical secrecy (`s`), as for ~3,600 small communes in the real file. */
-export const DEMO_SECRET_COMMUNE = '23070';
+const DEMO_SECRET_COMMUNE = '23070';
 
 const FILOSOFI_COLUMNS = ['CODGEO', 'NBMENFISC', 'NBPERSMENFISC', 'MED', 'PIMP', 'TP60', 'TP60AGE1', 'TP60AGE2', 'TP60AGE3',
   'TP60AGE4', 'TP60AGE5', 'TP60AGE6', 'TP60TOL1', 'TP60TOL2', 'PACT', 'PTSA', 'PCHO', 'PBEN', 'PPEN', 'PPAT', 'PPSOC',
@@ -23,11 +23,11 @@ const round10 = (v: number) => Math.round(v / 10) * 10;
 const frenchDecimal = (v: number, digits = 13) => v.toFixed(digits).replace('.', ',');
 
 /** Median disposable income per consumption unit of a demo commune: higher where property is dearer. */
-export function demoIncome(c: Pick<Commune, 'aptPpm2'>): number {
+function demoIncome(c: Pick<Commune, 'aptPpm2'>): number {
   return round10(15_000 + 1.9 * c.aptPpm2);
 }
 
-export interface FilosofiLine {
+interface FilosofiLine {
   code: string;
   households: number;
   /** Median income per consumption unit, or 's' (statistical secrecy). */
@@ -67,11 +67,11 @@ export const SEGMENTS: Segment[] = ['app', 'app12', 'app3', 'mai'];
 const SEGMENT_FACTOR: Record<Segment, number> = { app: 1, app12: 1.15, app3: 0.9, mai: 1 };
 
 /** Predicted rent per m² (charges included) of a demo commune and segment. */
-export function demoRent(c: Commune, segment: Segment): number {
+function demoRent(c: Commune, segment: Segment): number {
   return segment === 'mai' ? 4 + 0.0022 * c.housePpm2 : (5 + 0.0024 * c.aptPpm2) * SEGMENT_FACTOR[segment];
 }
 
-export interface AnilLine {
+interface AnilLine {
   zone: string; code: string; name: string; epci: string; dep: string; region: string;
   rent: number; coarse: boolean; observations: number; r2: number;
 }
@@ -101,6 +101,7 @@ export async function generateIncome(outDir: string): Promise<{ files: string[] 
   await mkdir(join(outDir, String(DEMO_ANIL_YEAR)), { recursive: true });
   for (const segment of SEGMENTS) {
     const rel = `${DEMO_ANIL_YEAR}/pred-${segment}-mef-dhup.csv`;
+    // Latin-1 bytes are Windows-1252 for every character of the demo's names (no Œ, ’ or €).
     await writeFile(join(outDir, rel), Buffer.from(anilFile(segment), 'latin1'));
     files.push(rel);
   }

@@ -7,8 +7,8 @@ import type { ImportContext, ImportItem, ImportResult, Part, Selection, Source }
 
 // data.gouv.fr dataset "Carte des loyers - Indicateurs de loyers d'annonce par commune en <year>": one folder per
 // edition under this base (a mirror laid out the same way can be given with --base-url).
-export const ANIL_BASE = 'https://static.data.gouv.fr/resources';
-export const ANIL_DEFAULT_ANNEES = [2024];
+const ANIL_BASE = 'https://static.data.gouv.fr/resources';
+const ANIL_DEFAULT_ANNEES = [2024];
 const datasetFolder = (annee: number) => `carte-des-loyers-indicateurs-de-loyers-dannonce-par-commune-en-${annee}`;
 
 /** Segment → published file name of an edition. */
@@ -21,7 +21,7 @@ export const ANIL_FILES = {
 
 export type AnilSegment = keyof typeof ANIL_FILES;
 
-export interface AnilRow {
+interface AnilRow {
   code_commune: string;
   segment: AnilSegment;
   libelle_commune: string | null;

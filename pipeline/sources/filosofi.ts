@@ -6,12 +6,12 @@ import { FILOSOFI_COLUMNS, writeNationalPartition } from './national';
 import type { ImportContext, ImportItem, ImportResult, Part, Selection, Source } from './types';
 
 // INSEE publishes each vintage under a new page number: this is the 2020 one; --base-url selects another.
-export const FILOSOFI_BASE = 'https://www.insee.fr/fr/statistiques/fichier/6692392';
-export const FILOSOFI_DEFAULT_ANNEES = [2020];
+const FILOSOFI_BASE = 'https://www.insee.fr/fr/statistiques/fichier/6692392';
+const FILOSOFI_DEFAULT_ANNEES = [2020];
 
-export type RevenuStatut = 'ok' | 'secret' | 'not_available' | 'missing' | 'unparsable';
+type RevenuStatut = 'ok' | 'secret' | 'not_available' | 'missing' | 'unparsable';
 
-export interface FilosofiRow {
+interface FilosofiRow {
   code_commune: string;
   nb_menages_fiscaux: number | null;
   revenu_median_uc: number | null;
@@ -19,7 +19,7 @@ export interface FilosofiRow {
   annee_revenus: number;
 }
 
-export interface FilosofiParse {
+interface FilosofiParse {
   annee: number;
   rows: FilosofiRow[];
   rowsRead: number;

@@ -9,7 +9,7 @@ export interface Dims {
   departements: string[];
   /** INSEE codes (code_commune_actuel) of the 5,000 busiest communes, most sales first (enough distinct queries for point lookups). */
   communes: string[];
-  /** "latitude,longitude" of sales spread over the busiest postal codes (for the 'latitude,longitude' vary key). */
+  /** "latitude,longitude" of 2,000 houses and flats sampled over all sales (for the 'latitude,longitude' vary key). */
   points: string[];
 }
 

@@ -46,7 +46,7 @@ export async function lastCompleteMonth(call: Call): Promise<MonthIndex> {
   return last ? Math.min(beforeToday, monthOf(last)) : beforeToday;
 }
 
-export interface MonthStats {
+interface MonthStats {
   mois: string;
   n: number;
   m_med: number | null;
@@ -81,7 +81,7 @@ export function pctChange(after: number | null | undefined, before: number | nul
 }
 
 export const DIRECTIONS = ['increasing', 'decreasing', 'stable'] as const;
-export type Direction = (typeof DIRECTIONS)[number];
+type Direction = (typeof DIRECTIONS)[number];
 
 /** increasing above +2 %, decreasing below −2 %, stable otherwise (specification, market-overview; DECISIONS.md). */
 export function direction(pct: number | null): Direction | null {

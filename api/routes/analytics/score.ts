@@ -25,14 +25,14 @@ function ratioScore(now: number, before: number): number {
   return Math.round(clamp100((50 * now) / before));
 }
 
-export const componentsSchema = z.object({
+const componentsSchema = z.object({
   volume_score: z.number().int().openapi({ description: 'Sales of the last 12 months against the yearly average of the 36 months before: 50 × ratio, capped at 100.' }),
   price_trend_score: z.number().int().openapi({ description: '50 + 5 × price_trend_pct, within 0–100 (50 when the trend is unknown).' }),
   days_on_market_score: z.number().int().openapi({ description: 'Proxy: mean days between two sales over 12 months, 100 at 1 day or less, 0 at 30 days or more (log scale).' }),
   supply_demand_score: z.number().int().openapi({ description: 'Sales of the last 6 months against the same 6 months a year earlier: 50 × ratio, capped at 100.' }),
 });
 
-export interface MarketScore {
+interface MarketScore {
   score: number;
   components: z.output<typeof componentsSchema>;
   price_trend_pct: number | null;

@@ -6,9 +6,9 @@ import { defineEndpoint, type Call } from '../../platform';
 import { dateWindow, salesWhere, type SalesFilter } from '../stats/market';
 import { direction, DIRECTIONS, pctChange, typesOf } from './common';
 
-export const TRENDS_DEFAULT_YEARS = 5;
-export const LARGE_ZONE_MAX_YEARS = 3;
-export const GRANULARITIES = ['month', 'quarter', 'year'] as const;
+const TRENDS_DEFAULT_YEARS = 5;
+const LARGE_ZONE_MAX_YEARS = 3;
+const GRANULARITIES = ['month', 'quarter', 'year'] as const;
 export type Granularity = (typeof GRANULARITIES)[number];
 
 const query = z.object({
@@ -33,14 +33,14 @@ const trendSchema = z.object({
   }),
 });
 
-export const trendsSummarySchema = z.object({
+const trendsSummarySchema = z.object({
   total_transactions: z.number().int(),
   overall_trend: z.enum(DIRECTIONS).nullable().openapi({ description: 'From total_change_pct: increasing above +2 %, decreasing below −2 %, stable otherwise; null with fewer than 2 periods.' }),
   total_change_pct: z.number().nullable().openapi({ description: 'Median €/m² of the last period against the first (median price when either has no €/m²), in %.' }),
 });
 
-export type Trend = z.output<typeof trendSchema>;
-export type TrendsSummary = z.output<typeof trendsSummarySchema>;
+type Trend = z.output<typeof trendSchema>;
+type TrendsSummary = z.output<typeof trendsSummarySchema>;
 
 // Fixed SQL fragments chosen from the validated enum: sales are grouped by truncated date (cheap), labelled after.
 const PERIOD_SQL: Record<Granularity, { unit: string; label: string }> = {

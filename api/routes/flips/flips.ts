@@ -3,15 +3,12 @@
 import { getCommune, type Commune } from '../../../lib/geo';
 import { ApiError, invalidParams } from '../../errors';
 import { dvfName } from '../../location';
-import { enumParam, round2, stringParam, z } from '../../params';
+import { enumParam, inseeCodeParam, round2, z } from '../../params';
 import { defineEndpoint } from '../../platform';
 
 const FLIPS_CREDITS = 10;
 const WINDOW_MONTHS = 24;
-const INSEE_RE = /^[0-9][0-9AB][0-9]{3}$/i;
-const INSEE_ISSUE = 'must be a 5-character INSEE code (digits, or 2A/2B followed by 3 digits for Corsica)';
-
-const inseeParam = (description: string) => stringParam({ description, pattern: INSEE_RE, issue: INSEE_ISSUE, example: '33063' }).optional();
+const inseeParam = (description: string) => inseeCodeParam(description).optional();
 
 const query = z.object({
   code_insee: inseeParam(

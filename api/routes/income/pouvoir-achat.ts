@@ -4,17 +4,17 @@ import { getCommune } from '../../../lib/geo';
 import { ApiError, invalidParams } from '../../errors';
 import { incomeCommune, incomeMessage, incomeOf, priceToIncome, servedCommunes } from '../../income';
 import { locationFields, resolveLocation } from '../../location';
-import { dateParam, enumParam, isoDay, round2, stringParam, yearsBefore, z } from '../../params';
+import { dateParam, enumParam, inseeCodeParam, isoDay, round2, yearsBefore, z } from '../../params';
 import { defineEndpoint } from '../../platform';
 import { dateWindow, DEFAULT_WINDOW_YEARS, salesWhere, type SalesFilter } from '../stats/market';
 
 /** A zone is large when the communes it covers total this many inhabitants (Paris, Lyon, Marseille, big cities). */
-export const LARGE_ZONE_POPULATION = 100_000;
-export const LARGE_ZONE_WINDOW_YEARS = 1;
+const LARGE_ZONE_POPULATION = 100_000;
+const LARGE_ZONE_WINDOW_YEARS = 1;
 
 const query = z.object({
   ...locationFields,
-  code_commune: stringParam({ description: '5-character INSEE code (2A/2B in Corsica); bypasses commune name resolution.', pattern: /^(\d{5}|2[ABab]\d{3})$/, issue: 'must be a 5-character INSEE commune code', example: '69383' }).optional(),
+  code_commune: inseeCodeParam('5-character INSEE code (2A/2B in Corsica); bypasses commune name resolution.', '69383').optional(),
   type_local: enumParam(['Maison', 'Appartement'], 'Maison or Appartement (default: both).').optional(),
   date_debut: dateParam(`First day of the sales window (default ${DEFAULT_WINDOW_YEARS} years before date_fin; capped to ${LARGE_ZONE_WINDOW_YEARS} year on large zones, with a notice).`).optional(),
   date_fin: dateParam('Last day of the sales window (default: today).').optional(),

@@ -4,22 +4,22 @@
 import { getCommune } from '../../../lib/geo';
 import { ApiError, invalidParams } from '../../errors';
 import { dvfName } from '../../location';
-import { enumParam, round2, stringParam, z } from '../../params';
+import { enumParam, inseeCodeParam, round2, z } from '../../params';
 import { defineEndpoint } from '../../platform';
 
 /** ANIL's reference dwellings (carte des loyers methodology): the surface its predictions are made for. */
-export const REFERENCE_SURFACE_M2 = { appartement: 52, appartement_t1_t2: 37, appartement_t3_plus: 72, maison: 92 } as const;
+const REFERENCE_SURFACE_M2 = { appartement: 52, appartement_t1_t2: 37, appartement_t3_plus: 72, maison: 92 } as const;
 type Segment = keyof typeof REFERENCE_SURFACE_M2;
 
 const PROFILES = ['all', 't1_t2', 't3_plus'] as const;
 const MIN_OBSERVATIONS = 30;
 const MIN_R2 = 0.5;
-export const ATTRIBUTION =
+const ATTRIBUTION =
   'Rents: "Carte des loyers" indicators of the Ministère de la Transition écologique (DGALN/DHUP) with ANIL, built from ' +
   'advertisements published on leboncoin and SeLoger (Groupe SeLoger). Sales: DVF (DGFiP), geo-DVF by Etalab.';
 
 const query = z.object({
-  code_insee: stringParam({ description: '5-character INSEE commune or arrondissement code (2A/2B in Corsica).', pattern: /^(\d{5}|2[ABab]\d{3})$/, issue: 'must be a 5-character INSEE commune code', example: '69383' }).optional(),
+  code_insee: inseeCodeParam('5-character INSEE commune or arrondissement code (2A/2B in Corsica).', '69383').optional(),
   type_local: enumParam(['Appartement', 'Maison'], 'Appartement (default) or Maison.').optional(),
   appartement_profile: enumParam(PROFILES, 'Apartments only: all (default), t1_t2 or t3_plus (the matching ANIL file).').optional(),
 });

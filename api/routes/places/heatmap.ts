@@ -7,7 +7,7 @@ import { defineEndpoint } from '../../platform';
 import { dateWindow } from '../stats/market';
 
 /** A zone is expensive above +10 % of the scope median €/m², affordable below −10 %, average in between. */
-export const RELATIVE_THRESHOLD_PCT = 10;
+const RELATIVE_THRESHOLD_PCT = 10;
 const DEFAULT_MIN_TRANSACTIONS = 10;
 
 const query = z.object({

@@ -3,7 +3,7 @@
 import { departementOfCommune } from '../../../lib/geo';
 import { invalidParams } from '../../errors';
 import { locationFields } from '../../location';
-import { round2, stringParam, z } from '../../params';
+import { inseeCodeParam, round2, stringParam, z } from '../../params';
 import { defineEndpoint, type Call } from '../../platform';
 import { parseAddress, streetFull, streetKey } from './street';
 import { priceEvolution, priceEvolutionSchema, resolveProperty, SALE_COLUMNS, type SaleRow } from './property';
@@ -16,7 +16,7 @@ const query = z.object({
   code_postal: locationFields.code_postal,
   section: stringParam({ description: 'Cadastral section (e.g. AB, or D / 0D).', pattern: /^[0-9A-Za-z]{1,2}$/, issue: 'must be a cadastral section of 1 or 2 letters or digits' }).optional(),
   no_plan: stringParam({ description: 'Parcel number in its section (e.g. 123 or 0123).', pattern: /^\d{1,4}$/, issue: 'must be a parcel number of 1 to 4 digits' }).optional(),
-  code_commune: stringParam({ description: 'INSEE code of the parcel’s commune (5 characters).', pattern: /^(\d{5}|2[ABab]\d{3})$/, issue: 'must be a 5-character INSEE code' }).optional(),
+  code_commune: inseeCodeParam('INSEE code of the parcel’s commune (5 characters).').optional(),
 });
 
 type Query = z.output<typeof query>;

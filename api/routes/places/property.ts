@@ -4,7 +4,7 @@ import { round2, z } from '../../params';
 import type { Call } from '../../platform';
 
 /** Two sales are of the same property when their built surfaces differ by at most this share (re-measurement, works). */
-export const SURFACE_TOLERANCE = 0.1;
+const SURFACE_TOLERANCE = 0.1;
 
 export interface SaleRow {
   id: number;
@@ -30,7 +30,7 @@ export const SALE_COLUMNS = `id, date_mutation, valeur_fonciere, prix_m2, surfac
   id_parcelle, section, no_plan, code_commune, commune, code_postal, code_departement, address, adresse_nom_voie, lots`;
 
 /** Same parcel and type, built surface within the tolerance, and a common lot number when both sales list lots. */
-export function sameProperty(anchor: SaleRow, s: SaleRow): boolean {
+function sameProperty(anchor: SaleRow, s: SaleRow): boolean {
   if (s.id_parcelle !== anchor.id_parcelle || s.type_local !== anchor.type_local) return false;
   const a = anchor.surface_reelle_bati;
   const b = s.surface_reelle_bati;

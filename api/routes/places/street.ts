@@ -55,7 +55,7 @@ export function streetFull(name: string): string {
   return w.map((x) => WORDS[x] ?? x).join(' ');
 }
 
-export interface ParsedAddress {
+interface ParsedAddress {
   numero: number | null;
   suffixe: string | null;
   street: string;

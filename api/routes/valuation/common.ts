@@ -1,7 +1,8 @@
 // What GET /v1/comparables and GET /v1/estimate share: parameters, the estimate's response schema, and the call of
 // the one estimator (lib/valuation) with the dense-query budget, the fallbacks and the published calibration.
 import { loadCalibration } from '../../../lib/valuation/calibration';
-import { DEFAULT_MAX_AGE_MONTHS, DEFAULT_RADIUS_M, ESTIMATE_SURFACE_FACTOR, estimateFrom, MIN_COMPARABLES, searchComparables, type Estimate, type SearchResult, type ValuationSubject } from '../../../lib/valuation/estimator';
+import { DEFAULT_RADIUS_M } from '../../../lib/distance';
+import { DEFAULT_MAX_AGE_MONTHS, ESTIMATE_SURFACE_FACTOR, estimateFrom, MIN_COMPARABLES, searchComparables, type Estimate, type SearchResult, type ValuationSubject } from '../../../lib/valuation/estimator';
 import { QueryTimeoutError } from '../../db';
 import { ApiError, invalidParams } from '../../errors';
 import { locationFields, resolveLocation } from '../../location';
@@ -47,7 +48,7 @@ export function communeFallback(commune: string | undefined): { codes: string[];
   return { codes: loc.communes.map((c) => c.code), notices: loc.notices };
 }
 
-export const ratiosSchema = z.object({
+const ratiosSchema = z.object({
   method: z.literal('iqr_p25_p75'),
   coverage_label: z.literal('50%'),
   basis: z.enum(['cohort', 'global']).openapi({ description: 'cohort when the cohort has at least 30 measured backtest targets.' }),
