@@ -65,7 +65,8 @@ async function main() {
   // A bare run imports every source (DVF, then the income and rent sources) and builds the marts once at the end.
   const names = positionals[0] ? [positionals[0]] : Object.keys(SOURCES);
   for (const n of names) if (!SOURCES[n]) throw new Error(`unknown source ${n} (known: ${Object.keys(SOURCES).join(', ')})`);
-  if (names.length > 1 && (values['base-url'] || values.source)) throw new Error('--base-url and --source apply to one source: name it (e.g. `dvf`)');
+  // A mirror or a local tree holds one source's files: say which (a bare run would fail on the others' missing files).
+  if (names.length > 1 && (values['base-url'] || values.source || values['from-dir'])) throw new Error('--base-url, --from-dir and --source apply to one source: name it (e.g. `npm run pipeline -- dvf --from-dir DIR`)');
   const started = performance.now();
   const outcomes: PartOutcome[] = [];
   for (const sourceName of names) {

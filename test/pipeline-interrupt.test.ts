@@ -55,7 +55,7 @@ describe('interrupted import', () => {
     const before = snapshot(data);
     const [{ n: rowsBefore }] = await queryParquet(`select count(*) n from ${lakeGlob(data)}`);
 
-    await runCliUntilPaused(['--departements', '33', '--annees', '2021', '--from-dir', tree, '--force', '--no-marts'],
+    await runCliUntilPaused(['dvf', '--departements', '33', '--annees', '2021', '--from-dir', tree, '--force', '--no-marts'],
       { DATA_DIR: data, FONCIER_TEST_PAUSE: 'before-swap' });
 
     expect(snapshot(data)).toEqual(before);
