@@ -3,7 +3,7 @@
 // TypeScript from `ventes` rows read with a plain SELECT.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { direction } from '../api/routes/analytics/common';
-import { scoreLabel } from '../api/routes/analytics/score';
+import { bandLabel, SCORE_LABELS } from '../api/routes/analytics/score';
 import { balanceOf, buildDemoData, startTestApi, type TestApi } from './helpers/api';
 import { describeContract } from './helpers/contract';
 import { median2 } from './helpers/stats';
@@ -246,12 +246,12 @@ describe('GET /v1/market-score and /v1/market-overview', () => {
       });
       const c = s.components;
       expect(s.score).toBe(Math.round((c.volume_score + c.price_trend_score + c.days_on_market_score + c.supply_demand_score) / 4));
-      expect(s.label).toBe(scoreLabel(s.score));
+      expect(s.label).toBe(bandLabel(s.score, SCORE_LABELS));
     }
   });
 
   it('labels the score bands', () => {
-    expect([0, 30, 31, 60, 61, 80, 81, 100].map(scoreLabel)).toEqual(['Peu actif', 'Peu actif', 'Modéré', 'Modéré', 'Actif', 'Actif', 'Très dynamique', 'Très dynamique']);
+    expect([0, 30, 31, 60, 61, 80, 81, 100].map((v) => bandLabel(v, SCORE_LABELS))).toEqual(['Peu actif', 'Peu actif', 'Modéré', 'Modéré', 'Actif', 'Actif', 'Très dynamique', 'Très dynamique']);
   });
 
   it('scores an empty zone without failing', async () => {

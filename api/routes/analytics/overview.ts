@@ -5,7 +5,7 @@ import { enumParam, z } from '../../params';
 import { defineEndpoint } from '../../platform';
 import { DEFAULT_WINDOW_YEARS, dateWindow, marketStats, marketStatsSchema } from '../stats/market';
 import { cleanSales, DIRECTIONS, firstDay, lastCompleteMonth, lastDay, typesOf } from './common';
-import { marketScoreFor } from './score';
+import { bandLabel, marketScoreFor } from './score';
 import { trendsFor, trendsWindow } from './trends';
 
 const TYPES_6 = ['Maison', 'Appartement', 'Terrain', 'Local commercial', 'Dépendance', 'Local industriel'] as const;
@@ -13,9 +13,7 @@ const TYPES_6 = ['Maison', 'Appartement', 'Terrain', 'Local commercial', 'Dépen
 const SUFFICIENT_6M = 30;
 
 /** Health labels of market-overview (specification), on the same bands as market-score's. */
-function healthLabel(score: number): string {
-  return score <= 30 ? 'Calme' : score <= 60 ? 'Modéré' : score <= 80 ? 'Dynamique' : 'Très actif';
-}
+const HEALTH_LABELS = ['Calme', 'Modéré', 'Dynamique', 'Très actif'] as const;
 
 const query = z.object({
   ...locationFields,
@@ -89,7 +87,7 @@ export const marketOverview = defineEndpoint({
       },
       health: score && {
         score: score.score,
-        label: healthLabel(score.score),
+        label: bandLabel(score.score, HEALTH_LABELS),
         data_quality: { count_6m: score.count_6m, sufficient: score.count_6m >= SUFFICIENT_6M },
       },
     };

@@ -6,10 +6,13 @@ import { defineEndpoint, type Call } from '../../platform';
 import { salesWhere } from '../stats/market';
 import { cleanSales, firstDay, lastCompleteMonth, lastDay, monthlyStats, monthOf, pctChange, typesOf, zoneOf, zoneSchema, type MonthIndex } from './common';
 
-/** Score bands (specification) and their labels on market-score (DECISIONS.md). */
-export function scoreLabel(score: number): string {
-  return score <= 30 ? 'Peu actif' : score <= 60 ? 'Modéré' : score <= 80 ? 'Actif' : 'Très dynamique';
+/** The label of a score's band (specification: 0–30, 31–60, 61–80, 81–100) among four, lowest band first. */
+export function bandLabel(score: number, labels: readonly [string, string, string, string]): string {
+  return labels[score <= 30 ? 0 : score <= 60 ? 1 : score <= 80 ? 2 : 3];
 }
+
+/** market-score's labels (DECISIONS.md). */
+export const SCORE_LABELS = ['Peu actif', 'Modéré', 'Actif', 'Très dynamique'] as const;
 
 /** Mean days between two sales at or below which a zone's liquidity scores 100, and at or above which it scores 0. */
 const LIQUID_DAYS = 1;
@@ -107,7 +110,7 @@ export const marketScore = defineEndpoint({
     const s = await marketScoreFor(call, p.location, p.types, await lastCompleteMonth(call));
     return {
       score: s.score,
-      label: scoreLabel(s.score),
+      label: bandLabel(s.score, SCORE_LABELS),
       components: s.components,
       price_trend_pct: s.price_trend_pct,
       median_price_m2: s.median_price_m2,
