@@ -1,7 +1,6 @@
-// Streams the first entry of a ZIP archive to a file. The DGFiP publishes `valeursfoncieres-YYYY.txt.zip`
+// Streams one entry of a ZIP archive to a file. The DGFiP publishes `valeursfoncieres-YYYY.txt.zip`
 // (one ~500 MB text file); DuckDB cannot read ZIP, and loading it whole into memory is not an option.
 import fs from 'node:fs';
-import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import zlib from 'node:zlib';
 
@@ -18,27 +17,19 @@ export async function unzipFirstEntry(zipPath: string, outPath: string): Promise
     fs.closeSync(fd);
   }
   const method = head.readUInt16LE(8);
-  const nameLength = head.readUInt16LE(26);
-  const extraLength = head.readUInt16LE(28);
-  const dataStart = 30 + nameLength + extraLength;
-  if (method !== 8 && method !== 0) throw new Error(`${zipPath}: unsupported ZIP compression method ${method}`);
+  const dataStart = 30 + head.readUInt16LE(26) + head.readUInt16LE(28);
+  // A deflate stream ends by itself, so its size may be unknown here (data descriptor); a stored one is bounded.
+  return writeEntry(zipPath, dataStart, method, method === 0 ? head.readUInt32LE(18) : undefined, outPath);
+}
 
+/** Writes the entry's data starting at `start` to outPath, through a temporary file renamed on success. */
+async function writeEntry(zipPath: string, start: number, method: number, compressedSize: number | undefined, outPath: string): Promise<string> {
+  if (method !== 8 && method !== 0) throw new Error(`${zipPath}: unsupported ZIP compression method ${method}`);
   const tmp = `${outPath}.tmp-${process.pid}`;
-  const input = fs.createReadStream(zipPath, { start: dataStart });
-  if (method === 8) {
-    // inflateRaw stops at the end of the deflate stream, so the unknown compressed size (data descriptor) is harmless.
-    await pipeline(input, zlib.createInflateRaw(), fs.createWriteStream(tmp));
-  } else {
-    const size = head.readUInt32LE(18);
-    let left = size;
-    const limit = new Transform({
-      transform(chunk: Buffer, _enc, done) {
-        const slice = chunk.subarray(0, Math.max(0, left));
-        left -= slice.length;
-        done(null, slice);
-      },
-    });
-    await pipeline(input, limit, fs.createWriteStream(tmp));
+  if (compressedSize === 0) fs.writeFileSync(tmp, '');
+  else {
+    const input = fs.createReadStream(zipPath, { start, ...(compressedSize !== undefined ? { end: start + compressedSize - 1 } : {}) });
+    await (method === 8 ? pipeline(input, zlib.createInflateRaw(), fs.createWriteStream(tmp)) : pipeline(input, fs.createWriteStream(tmp)));
   }
   fs.renameSync(tmp, outPath);
   return outPath;
@@ -85,10 +76,5 @@ export async function unzipEntry(zipPath: string, name: string, outPath: string)
   } finally {
     fs.closeSync(fd);
   }
-  if (method !== 8 && method !== 0) throw new Error(`${zipPath}: unsupported ZIP compression method ${method}`);
-  const tmp = `${outPath}.tmp-${process.pid}`;
-  const input = fs.createReadStream(zipPath, { start: offset, end: offset + Math.max(compressedSize, 1) - 1 });
-  await (method === 8 ? pipeline(input, zlib.createInflateRaw(), fs.createWriteStream(tmp)) : pipeline(input, fs.createWriteStream(tmp)));
-  fs.renameSync(tmp, outPath);
-  return outPath;
+  return writeEntry(zipPath, offset, method, compressedSize, outPath);
 }

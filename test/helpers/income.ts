@@ -37,19 +37,20 @@ export async function mirror(root: string): Promise<{ base: string; requests: st
   };
 }
 
-/** A ZIP archive of deflated entries, written like common archivers do (local headers, central directory, end record). */
-export function writeZip(file: string, entries: Array<{ name: string; content: Buffer }>): void {
+/** A ZIP archive (deflated entries, or stored ones), written like common archivers do (local headers, central directory, end record). */
+export function writeZip(file: string, entries: Array<{ name: string; content: Buffer; stored?: boolean }>): void {
   const locals: Buffer[] = [];
   const centrals: Buffer[] = [];
   let offset = 0;
   for (const e of entries) {
-    const data = zlib.deflateRawSync(e.content);
+    const method = e.stored ? 0 : 8;
+    const data = e.stored ? e.content : zlib.deflateRawSync(e.content);
     const name = Buffer.from(e.name);
     const crc = zlib.crc32(e.content);
     const local = Buffer.alloc(30);
     local.writeUInt32LE(0x04034b50, 0);
     local.writeUInt16LE(20, 4);
-    local.writeUInt16LE(8, 8);
+    local.writeUInt16LE(method, 8);
     local.writeUInt32LE(crc, 14);
     local.writeUInt32LE(data.length, 18);
     local.writeUInt32LE(e.content.length, 22);
@@ -58,7 +59,7 @@ export function writeZip(file: string, entries: Array<{ name: string; content: B
     central.writeUInt32LE(0x02014b50, 0);
     central.writeUInt16LE(20, 4);
     central.writeUInt16LE(20, 6);
-    central.writeUInt16LE(8, 10);
+    central.writeUInt16LE(method, 10);
     central.writeUInt32LE(crc, 16);
     central.writeUInt32LE(data.length, 20);
     central.writeUInt32LE(e.content.length, 24);
