@@ -119,6 +119,8 @@ export const heatmap = defineEndpoint({
     const left = listed.length - zones.length;
     if (!total?.n) notices.push('no sale in this scope and window: zones is empty.');
     else if (left > 0) notices.push(`${left} zone${left > 1 ? 's' : ''} with fewer than ${p.minTransactions} sales left out (their sales still count in scope_average).`);
+    const unplaced = rows.find((r) => !r.total && r.zone === null)?.n ?? 0;
+    if (unplaced > 0) notices.push(`${unplaced} sale${unplaced > 1 ? 's' : ''} without a ${p.groupBy === 'code_postal' ? 'postal code' : 'commune'} belong to no zone (they count in scope_average).`);
     return {
       scope: { department: location.echo.code_departement, commune: location.echo.commune, group_by: p.groupBy },
       property_type: p.typeLocal,
