@@ -5,11 +5,14 @@ import { enumParam, numberParam, z } from '../../params';
 import { defineEndpoint } from '../../platform';
 import { communeFallback, required, estimateSchema, estimateSubject, nullEstimateMessage, requirePoint, subjectFields, TYPE_LOCAL_2, valuate } from './common';
 
+/** Upper bound of max_age_months on this endpoint (specification). */
+const MAX_AGE_MONTHS = 24;
+
 const query = z.object({
   ...subjectFields,
   surface: required(numberParam({ min: 5, max: 5000, description: 'Surface of the property, m².' })),
   type_local: enumParam(TYPE_LOCAL_2, 'Type of the property (default Appartement).').default('Appartement'),
-  max_age_months: numberParam({ min: 1, max: 24, int: true, description: `Oldest comparable, in months before today (default ${DEFAULT_MAX_AGE_MONTHS}).` }).default(DEFAULT_MAX_AGE_MONTHS),
+  max_age_months: numberParam({ min: 1, max: MAX_AGE_MONTHS, int: true, description: `Oldest comparable, in months before today (default ${DEFAULT_MAX_AGE_MONTHS}).` }).default(DEFAULT_MAX_AGE_MONTHS),
 });
 
 export const estimate = defineEndpoint({
@@ -53,7 +56,7 @@ export const estimate = defineEndpoint({
     const notice = [...notices, ...r.notices].join(' ');
     return {
       estimate: r.estimate,
-      ...(r.estimate ? {} : { message: nullEstimateMessage(r.comparables.length, 24) }),
+      ...(r.estimate ? {} : { message: nullEstimateMessage(r.comparables.length, MAX_AGE_MONTHS) }),
       input: { latitude: subject.latitude, longitude: subject.longitude, surface: subject.surface, type_local: subject.typeLocal },
       ...(notice ? { notice } : {}),
     };
