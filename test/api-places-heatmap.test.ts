@@ -3,9 +3,11 @@
 import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { relativePosition } from '../api/routes/places/heatmap';
+import { buildMarts } from '../marts/runner';
+import { runSource } from '../pipeline/run';
 import { buildDemoData, startTestApi, type TestApi } from './helpers/api';
 import { describeContract } from './helpers/contract';
-import { GEO_SAMPLE, splitCsv } from './helpers/samples';
+import { GEO_SAMPLE, splitCsv, tempDir, writeGeoFile } from './helpers/samples';
 import { mean, median, r2 } from './helpers/stats';
 
 let demo: TestApi;
@@ -213,5 +215,34 @@ describe('GET /v1/heatmap on the real geo-DVF sample', () => {
     expect(z.centroid.lat).toBeCloseTo(mean(located.map((h) => h.lat!)), 6);
     expect(z.centroid.lon).toBeCloseTo(mean(located.map((h) => h.lon!)), 6);
     expect(z.relative_position).toBe('average');
+  });
+});
+
+describe('GET /v1/heatmap with sales that have no postal code', () => {
+  let blank: TestApi;
+  beforeAll(async () => {
+    // The real geo-DVF sample with every postal code removed: no sale can be put in a postal-code zone.
+    const [header, ...lines] = fs.readFileSync(GEO_SAMPLE, 'utf8').trim().split('\n');
+    const cp = splitCsv(header).indexOf('code_postal');
+    const csv = [header, ...lines.map((l) => splitCsv(l).map((v, i) => (i === cp ? '' : /[",]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v)).join(','))].join('\n');
+    const tree = tempDir('foncier-tree-');
+    writeGeoFile(tree, 2021, '33', `${csv}\n`);
+    const dataRoot = tempDir('foncier-api-');
+    await runSource({ source: 'dvf', fromDir: tree, annees: [2021], departements: ['33'], dataRoot });
+    await buildMarts({ dataRoot });
+    blank = await startTestApi({ dataRoot });
+  });
+  afterAll(() => blank?.close());
+
+  it('lists no zone and says how many sales belong to none; they still make the scope average', async () => {
+    const r = await blank.get('/v1/heatmap?commune=ABZAC&code_departement=33&date_debut=2021-01-01&date_fin=2021-12-31&min_transactions=1', blank.key());
+    expect(r.status).toBe(200);
+    expect(r.body.zones).toEqual([]);
+    const n = r.body.scope_average.total_transactions;
+    expect(n).toBeGreaterThan(10);
+    expect(r.body.notice).toBe(`${n} sales without a postal code belong to no zone (they count in scope_average).`);
+    // Grouped by commune, the same sales do form a zone.
+    const byCommune = await blank.get('/v1/heatmap?commune=ABZAC&code_departement=33&date_debut=2021-01-01&date_fin=2021-12-31&min_transactions=1&group_by=commune', blank.key());
+    expect(byCommune.body.zones.map((z: { stats: { transaction_count: number } }) => z.stats.transaction_count)).toEqual([n]);
   });
 });
