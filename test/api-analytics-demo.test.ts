@@ -90,6 +90,17 @@ describe('GET /v1/stats/trends', () => {
     expect(b.notice).toBeUndefined();
   });
 
+  it('summarises over the periods entirely inside the window: a period the window cuts is listed, not compared', async () => {
+    const b = await call('/v1/stats/trends?code_postal=33000&type_local=Appartement&date_debut=2024-11-15&date_fin=2025-08-15');
+    expect(b.trends.map((t: { period: string }) => t.period)).toEqual(['2024-Q4', '2025-Q1', '2025-Q2', '2025-Q3']);
+    const m2 = (p: string) => b.trends.find((t: { period: string }) => t.period === p).price_per_m2.median;
+    expect(b.summary.total_change_pct).toBe(pct(m2('2025-Q2'), m2('2025-Q1')));
+    expect(b.summary.overall_trend).toBe(direction(b.summary.total_change_pct));
+    const cut = await call('/v1/stats/trends?code_postal=33000&date_debut=2025-01-15&date_fin=2025-05-15');
+    expect(cut.trends).toHaveLength(2);
+    expect(cut.summary).toMatchObject({ total_change_pct: null, overall_trend: null });
+  });
+
   it('labels months, quarters and years', async () => {
     const q = 'code_postal=33000&date_debut=2024-11-01&date_fin=2025-02-28';
     expect((await call(`/v1/stats/trends?${q}&granularity=month`)).trends.map((t: { period: string }) => t.period)).toEqual(['2024-11', '2024-12', '2025-01', '2025-02']);

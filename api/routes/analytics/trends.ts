@@ -35,8 +35,10 @@ const trendSchema = z.object({
 
 const trendsSummarySchema = z.object({
   total_transactions: z.number().int(),
-  overall_trend: z.enum(DIRECTIONS).nullable().openapi({ description: 'From total_change_pct: increasing above +2 %, decreasing below −2 %, stable otherwise; null with fewer than 2 periods.' }),
-  total_change_pct: z.number().nullable().openapi({ description: 'Median €/m² of the last period against the first (median price when either has no €/m²), in %.' }),
+  overall_trend: z.enum(DIRECTIONS).nullable().openapi({ description: 'From total_change_pct: increasing above +2 %, decreasing below −2 %, stable otherwise; null with fewer than 2 complete periods.' }),
+  total_change_pct: z.number().nullable().openapi({
+    description: 'Median €/m² of the last period against the first (median price when either has no €/m²), in %, over the periods entirely inside the window.',
+  }),
 });
 
 type Trend = z.output<typeof trendSchema>;
@@ -51,6 +53,14 @@ const PERIOD_SQL: Record<Granularity, { unit: string; label: string }> = {
 
 /** The label of the period one year before `period` ('2024-03' → '2023-03', '2024-Q2' → '2023-Q2', '2024' → '2023'). */
 const yearBefore = (period: string) => `${Number(period.slice(0, 4)) - 1}${period.slice(4)}`;
+
+/** First and last day of a period label ('2024-03', '2024-Q2' or '2024'). */
+function periodSpan(period: string): [string, string] {
+  const year = Number(period.slice(0, 4));
+  const [m0, months] = period.length === 4 ? [0, 12] : period[5] === 'Q' ? [(Number(period[6]) - 1) * 3, 3] : [Number(period.slice(5, 7)) - 1, 1];
+  const day = (y: number, m: number, d: number) => new Date(Date.UTC(y, m, d)).toISOString().slice(0, 10);
+  return [day(year, m0, 1), day(year, m0 + months, 0)];
+}
 
 /** The periods that have sales, their year-over-year changes and the summary of the window. */
 export async function trendsFor(call: Call, f: SalesFilter, granularity: Granularity): Promise<{ trends: Trend[]; summary: TrendsSummary }> {
@@ -74,10 +84,16 @@ export async function trendsFor(call: Call, f: SalesFilter, granularity: Granula
       yoy_change: { price_median_pct: pctChange(round2(r.p_med), before?.p), price_m2_pct: pctChange(round2(r.m_med), before?.m) },
     };
   });
+  // A period the window cuts (it starts mid-quarter by default) would compare a few weeks of sales: the summary
+  // compares the first and last periods that lie entirely inside the window.
+  const complete = trends.filter((t) => {
+    const [start, end] = periodSpan(t.period);
+    return start >= f.date_debut && end <= f.date_fin;
+  });
   let total: number | null = null;
-  if (trends.length >= 2) {
-    const first = trends[0];
-    const last = trends[trends.length - 1];
+  if (complete.length >= 2) {
+    const first = complete[0];
+    const last = complete[complete.length - 1];
     total =
       first.price_per_m2.median !== null && last.price_per_m2.median !== null
         ? pctChange(last.price_per_m2.median, first.price_per_m2.median)
