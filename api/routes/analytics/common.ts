@@ -4,18 +4,13 @@ import { cacheKey } from '../../cache';
 import type { Location } from '../../location';
 import { round2, z } from '../../params';
 import type { Call } from '../../platform';
-import { DEFAULT_TYPES, salesWhere, type SalesFilter } from '../stats/market';
+import { cleanSales, DEFAULT_TYPES, salesWhere } from '../stats/market';
 
 /** DEFAULT_TYPES as the `selection` of the ventes_mensuelles_departements mart. */
 const DEFAULT_SELECTION = 'sauf_terrain';
 
 export function typesOf(typeLocal: string | undefined): string[] {
   return typeLocal ? [typeLocal] : DEFAULT_TYPES;
-}
-
-/** The sales of a zone, types and window with the API's default cleaning (no bulk, outlier or VEFA sale). */
-export function cleanSales(location: Location, types: string[], date_debut: string, date_fin: string): SalesFilter {
-  return { location, types, date_debut, date_fin, exclude_bulk_sales: true, exclude_outliers: true, exclude_vefa: true };
 }
 
 /** A calendar month as a number of months since year 0 (2024-01 → 2024 × 12), so that windows are plain arithmetic. */

@@ -3,8 +3,8 @@
 import { locationEchoSchema, locationFields, resolveLocation } from '../../location';
 import { enumParam, z } from '../../params';
 import { defineEndpoint } from '../../platform';
-import { DEFAULT_WINDOW_YEARS, dateWindow, marketStats, marketStatsSchema } from '../stats/market';
-import { cleanSales, DIRECTIONS, firstDay, lastCompleteMonth, lastDay, typesOf } from './common';
+import { cleanSales, DEFAULT_WINDOW_YEARS, dateWindow, marketStats, marketStatsSchema } from '../stats/market';
+import { DIRECTIONS, firstDay, lastCompleteMonth, lastDay, typesOf } from './common';
 import { bandLabel, marketScoreFor } from './score';
 import { trendsFor, trendsWindow } from './trends';
 

@@ -3,7 +3,7 @@
 import { locationEchoSchema, locationFields, resolveLocation, type Location } from '../../location';
 import { booleanParam, dateParam, enumParam, isoDay, round2, TYPE_LOCAL_4, yearsBefore, z } from '../../params';
 import { defineEndpoint, type Call } from '../../platform';
-import { dateWindow, salesWhere, type SalesFilter } from '../stats/market';
+import { cleaningOf, dateWindow, salesWhere, type SalesFilter } from '../stats/market';
 import { direction, DIRECTIONS, pctChange, typesOf } from './common';
 
 const TRENDS_DEFAULT_YEARS = 5;
@@ -149,15 +149,7 @@ export const statsTrends = defineEndpoint({
   prepare({ query: q }, { now }) {
     const location = resolveLocation(q, { accept: ['code_postal', 'commune', 'code_departement', 'radius'] });
     const w = trendsWindow(q, now, location);
-    const filter: SalesFilter = {
-      location,
-      types: typesOf(q.type_local),
-      date_debut: w.date_debut,
-      date_fin: w.date_fin,
-      exclude_bulk_sales: q.exclude_bulk_sales as boolean,
-      exclude_outliers: q.exclude_outliers as boolean,
-      exclude_vefa: q.exclude_vefa as boolean,
-    };
+    const filter: SalesFilter = { location, types: typesOf(q.type_local), date_debut: w.date_debut, date_fin: w.date_fin, ...cleaningOf(q) };
     const notices = [...location.notices, ...(w.notice ? [w.notice] : [])];
     return { filter, granularity: q.granularity as Granularity, typeLocal: q.type_local ?? null, notices };
   },

@@ -6,7 +6,7 @@ import { incomeCommune, incomeMessage, incomeOf, priceToIncome, servedCommunes }
 import { locationFields, resolveLocation } from '../../location';
 import { dateParam, enumParam, inseeCodeParam, isoDay, round2, yearsBefore, z } from '../../params';
 import { defineEndpoint } from '../../platform';
-import { dateWindow, DEFAULT_WINDOW_YEARS, salesWhere, type SalesFilter } from '../stats/market';
+import { cleanSales, dateWindow, DEFAULT_WINDOW_YEARS, salesWhere } from '../stats/market';
 
 /** A zone is large when the communes it covers total this many inhabitants (Paris, Lyon, Marseille, big cities). */
 const LARGE_ZONE_POPULATION = 100_000;
@@ -75,10 +75,7 @@ export const statsPouvoirAchat = defineEndpoint({
       notices.push(`large zone (${population.toLocaleString('en-US')} inhabitants): the window is limited to ${LARGE_ZONE_WINDOW_YEARS} year, date_debut set to ${earliest}.`);
       window.date_debut = earliest;
     } else if (window.notice) notices.push(window.notice);
-    const filter: SalesFilter = {
-      location, types: q.type_local ? [q.type_local] : ['Maison', 'Appartement'], date_debut: window.date_debut, date_fin: window.date_fin,
-      exclude_bulk_sales: true, exclude_outliers: true, exclude_vefa: true,
-    };
+    const filter = cleanSales(location, q.type_local ? [q.type_local] : ['Maison', 'Appartement'], window.date_debut, window.date_fin);
     const filters = { code_postal: q.code_postal ?? null, commune: code ? null : location.echo.commune, code_commune: current?.code ?? null, type_local: q.type_local ?? null };
     return { filter, incomeCode: income.code, filters, notices };
   },

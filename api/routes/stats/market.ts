@@ -44,6 +44,21 @@ export interface SalesFilter {
   exclude_vefa: boolean;
 }
 
+export type Cleaning = Pick<SalesFilter, 'exclude_bulk_sales' | 'exclude_outliers' | 'exclude_vefa'>;
+
+/** The API's default cleaning: no bulk, outlier or off-plan sale. */
+export const DEFAULT_CLEANING: Cleaning = { exclude_bulk_sales: true, exclude_outliers: true, exclude_vefa: true };
+
+/** The sales of a zone, types and window with the default cleaning. */
+export function cleanSales(location: Location, types: string[], date_debut: string, date_fin: string): SalesFilter {
+  return { location, types, date_debut, date_fin, ...DEFAULT_CLEANING };
+}
+
+/** The cleaning a request asked for with its exclude_* parameters (parsed with their defaults). */
+export function cleaningOf(q: { exclude_bulk_sales?: unknown; exclude_outliers?: unknown; exclude_vefa?: unknown }): Cleaning {
+  return { exclude_bulk_sales: q.exclude_bulk_sales as boolean, exclude_outliers: q.exclude_outliers as boolean, exclude_vefa: q.exclude_vefa as boolean };
+}
+
 /** WHERE condition and parameters over `ventes` for a SalesFilter (fragments are fixed strings; values are bound). */
 export function salesWhere(f: SalesFilter): { where: string; params: Params } {
   const params: Params = { ...f.location.params, date_debut: f.date_debut, date_fin: f.date_fin };
@@ -115,15 +130,7 @@ export const statsMarket = defineEndpoint({
     const location = resolveLocation(q, { accept: ['code_postal', 'commune', 'code_departement', 'radius'] });
     const window = dateWindow(q, now, DEFAULT_WINDOW_YEARS);
     const types = q.type_local ? [q.type_local] : [...DEFAULT_TYPES, ...(q.include_terrain ? ['Terrain'] : [])];
-    const filter: SalesFilter = {
-      location,
-      types,
-      date_debut: window.date_debut,
-      date_fin: window.date_fin,
-      exclude_bulk_sales: q.exclude_bulk_sales as boolean,
-      exclude_outliers: q.exclude_outliers as boolean,
-      exclude_vefa: q.exclude_vefa as boolean,
-    };
+    const filter: SalesFilter = { location, types, date_debut: window.date_debut, date_fin: window.date_fin, ...cleaningOf(q) };
     const notices = [...location.notices, ...(window.notice ? [window.notice] : [])];
     // Purchasing power applies to postal codes and communes; with a radius search it is silently ignored.
     const withIncome = q.include_pouvoir_achat === true && location.kind !== 'radius';
