@@ -1,0 +1,123 @@
+// Typed staging of géo-SIRENE establishment files and StockUniteLegale files in DuckDB: the files are read where they
+// lie (CSV or CSV.gz, never into the Node heap), columns are found by header name, and the rules (active, seven
+// business types, privacy of partial diffusion) live in the sibling .sql files.
+import fs from 'node:fs';
+import path from 'node:path';
+import { all, lit, one, run, type DuckDBConnection } from '../../../lib/duck';
+import { nafTypeValuesSql } from '../../../lib/sirene';
+
+const sqlDir = path.dirname(new URL(import.meta.url).pathname);
+const readSql = (name: string) => fs.readFileSync(path.join(sqlDir, name), 'utf8');
+const fill = (sql: string, vars: Record<string, string>) =>
+  sql.replace(/\{\{(\w+)\}\}/g, (_, k: string) => {
+    if (!(k in vars)) throw new Error(`missing SQL template variable ${k}`);
+    return vars[k];
+  });
+
+/** Columns of a StockEtablissement / géo-SIRENE file the staging reads; the others are ignored. */
+export const ETAB_REQUIRED = ['siren', 'etatAdministratifEtablissement', 'activitePrincipaleEtablissement', 'codeCommuneEtablissement'];
+export const ETAB_OPTIONAL = [
+  'nic', 'siret', 'statutDiffusionEtablissement', 'dateCreationEtablissement', 'etablissementSiege', 'numeroVoieEtablissement',
+  'indiceRepetitionEtablissement', 'typeVoieEtablissement', 'libelleVoieEtablissement', 'codePostalEtablissement',
+  'libelleCommuneEtablissement', 'enseigne1Etablissement', 'denominationUsuelleEtablissement',
+  'nomenclatureActivitePrincipaleEtablissement', 'longitude', 'latitude', 'geo_score',
+];
+export const UL_REQUIRED = ['siren'];
+export const UL_OPTIONAL = [
+  'statutDiffusionUniteLegale', 'etatAdministratifUniteLegale', 'categorieJuridiqueUniteLegale', 'denominationUniteLegale',
+  'prenomUsuelUniteLegale', 'prenom1UniteLegale', 'nomUsageUniteLegale', 'nomUniteLegale', 'dateCreationUniteLegale',
+];
+
+/** INSEE's street-type codes written out (the stock abbreviates them; unknown codes are kept as published). */
+const VOIE_TYPES: Record<string, string> = {
+  ALL: 'ALLEE', AV: 'AVENUE', BD: 'BOULEVARD', CAR: 'CARREFOUR', CHE: 'CHEMIN', CHS: 'CHAUSSEE', CITE: 'CITE',
+  COR: 'CORNICHE', CRS: 'COURS', DOM: 'DOMAINE', DSC: 'DESCENTE', ECA: 'ECART', ESP: 'ESPLANADE', FG: 'FAUBOURG',
+  GR: 'GRANDE RUE', HAM: 'HAMEAU', HLE: 'HALLE', IMP: 'IMPASSE', LD: 'LIEU DIT', LOT: 'LOTISSEMENT', MAR: 'MARCHE',
+  MTE: 'MONTEE', PAS: 'PASSAGE', PL: 'PLACE', PLN: 'PLAINE', PLT: 'PLATEAU', PRO: 'PROMENADE', PRV: 'PARVIS',
+  QUA: 'QUARTIER', QUAI: 'QUAI', RES: 'RESIDENCE', RLE: 'RUELLE', ROC: 'ROCADE', RPT: 'ROND POINT', RTE: 'ROUTE',
+  RUE: 'RUE', SEN: 'SENTIER', SQ: 'SQUARE', TPL: 'TERRE PLEIN', TRA: 'TRAVERSE', VLA: 'VILLA', VLGE: 'VILLAGE',
+};
+
+const voieTypesSql = () => Object.entries(VOIE_TYPES).map(([c, l]) => `(${lit(c)}, ${lit(l)})`).join(', ');
+
+const quoteIdent = (name: string) => `"${name.replace(/"/g, '""')}"`;
+
+/**
+ * A view `name` over the files with exactly the wanted columns, matched by header name: a required column missing
+ * from every file is an error naming it, an optional one is NULL. Files with different headers are unioned by name.
+ */
+async function rawView(conn: DuckDBConnection, name: string, files: string[], required: string[], optional: string[]): Promise<string[]> {
+  if (files.length === 0) throw new Error(`${name}: no file to read`);
+  const source = `read_csv([${files.map(lit).join(', ')}], header = true, all_varchar = true, union_by_name = true,
+    delim = ',', quote = '"', escape = '"', strict_mode = false, null_padding = true)`;
+  const header = (await all<{ column_name: string }>(conn, `DESCRIBE SELECT * FROM ${source}`)).map((r) => r.column_name);
+  const have = new Set(header);
+  const missing = required.filter((c) => !have.has(c));
+  if (missing.length) throw new Error(`${files.map((f) => path.basename(f)).join(', ')}: column(s) ${missing.join(', ')} not found in the header`);
+  const cols = [...required, ...optional].map((c) => (have.has(c) ? `${quoteIdent(c)}` : `NULL::VARCHAR AS ${quoteIdent(c)}`));
+  await run(conn, `CREATE OR REPLACE TEMP VIEW ${name} AS SELECT ${cols.join(', ')} FROM ${source}`);
+  return optional.filter((c) => !have.has(c));
+}
+
+async function defineMacros(conn: DuckDBConnection): Promise<void> {
+  // `[ND]` is INSEE's marker of a value hidden by partial diffusion: like a blank, it is no value.
+  await run(conn, `CREATE OR REPLACE TEMP MACRO sirene_v(x) AS nullif(nullif(trim(x), ''), '[ND]')`);
+}
+
+export interface StageReport {
+  rowsRead: number;
+  rowsKept: number;
+  /** Optional columns absent from the files' header (their values are NULL). */
+  absentColumns: string[];
+  anomalies: Record<string, number>;
+}
+
+/** Stages establishment files into the temp table `sirene_etablissements_stg` (columns: stage_etablissements.sql). */
+export async function stageEtablissements(conn: DuckDBConnection, files: string[]): Promise<StageReport> {
+  await defineMacros(conn);
+  const absentColumns = await rawView(conn, 'sirene_raw_etab', files, ETAB_REQUIRED, ETAB_OPTIONAL);
+  await run(conn, fill(readSql('scan_etablissements.sql'), { naf_types: nafTypeValuesSql() }));
+  await run(conn, `CREATE OR REPLACE TEMP TABLE sirene_etablissements_stg AS ${fill(readSql('stage_etablissements.sql'), { voie_types: voieTypesSql() })}`);
+  const scan = (await one<Record<string, number>>(
+    conn,
+    `SELECT count(*) AS rows_read,
+       count(*) FILTER (WHERE etat IS DISTINCT FROM 'A') AS not_active,
+       count(*) FILTER (WHERE etat = 'A' AND business_type IS NULL) AS other_activity,
+       count(*) FILTER (WHERE etat = 'A' AND business_type IS NOT NULL AND coalesce(nomenclature, 'NAFRev2') <> 'NAFRev2') AS old_nomenclature,
+       count(*) FILTER (WHERE etat = 'A' AND business_type IS NOT NULL AND NOT regexp_full_match(coalesce(siret, ''), '\\d{14}')) AS invalid_siret
+     FROM sirene_etab_scan`,
+  ))!;
+  const kept = (await one<Record<string, number>>(
+    conn,
+    `SELECT count(*) AS rows_kept,
+       count(*) FILTER (WHERE diffusion_partielle) AS partial_diffusion,
+       count(*) FILTER (WHERE NOT diffusion_partielle AND position_precision = 'commune') AS not_geocoded,
+       count(*) FILTER (WHERE latitude IS NULL) AS no_position
+     FROM sirene_etablissements_stg`,
+  ))!;
+  await run(conn, 'DROP TABLE sirene_etab_scan');
+  const { rows_read, rows_kept, ...rest } = { ...scan, ...kept };
+  // Duplicated SIRETs are what the kept count lacks once every other reason is counted.
+  const duplicate_siret = rows_read - rows_kept - rest.not_active - rest.other_activity - rest.old_nomenclature - rest.invalid_siret;
+  return { rowsRead: rows_read, rowsKept: rows_kept, absentColumns, anomalies: { ...rest, duplicate_siret } };
+}
+
+/**
+ * Stages StockUniteLegale files into the temp table `sirene_unites_legales_stg`, keeping the legal units whose SIREN
+ * is in `sirensSql` (a query returning one `siren` column): the national stock has ~30 million units, the endpoints
+ * need the names of a few hundred thousand.
+ */
+export async function stageUnitesLegales(conn: DuckDBConnection, files: string[], sirensSql: string): Promise<StageReport> {
+  await defineMacros(conn);
+  const absentColumns = await rawView(conn, 'sirene_raw_ul', files, UL_REQUIRED, UL_OPTIONAL);
+  await run(conn, `CREATE OR REPLACE TEMP TABLE sirene_wanted_sirens AS SELECT DISTINCT siren FROM (${sirensSql})`);
+  await run(conn, `CREATE OR REPLACE TEMP TABLE sirene_unites_legales_stg AS ${readSql('stage_unites_legales.sql')}`);
+  const r = (await one<Record<string, number>>(
+    conn,
+    `SELECT (SELECT count(*) FROM sirene_unites_legales_stg) AS rows_kept,
+       (SELECT count(*) FROM sirene_unites_legales_stg WHERE diffusion_partielle) AS partial_diffusion,
+       (SELECT count(*) FROM sirene_wanted_sirens WHERE siren NOT IN (SELECT siren FROM sirene_unites_legales_stg)) AS unit_not_found`,
+  ))!;
+  // Counting every line of a national stock would cost a second pass over the file: not worth it here.
+  return { rowsRead: r.rows_kept, rowsKept: r.rows_kept, absentColumns, anomalies: { partial_diffusion: r.partial_diffusion, unit_not_found: r.unit_not_found } };
+}
