@@ -36,9 +36,6 @@ export function nafTypeValuesSql(): string {
   return [...TYPE_BY_NAF].map(([naf, type]) => `('${naf}', '${type}')`).join(', ');
 }
 
-/** La Poste's SIREN: INSEE assigned it without a valid Luhn key, and it is a real, active legal unit. */
-export const LUHN_EXCEPTION_SIRENS: readonly string[] = ['356000000'];
-
 /** Luhn check over the 9 digits (every second digit from the right doubled). */
 export function luhnValid(digits: string): boolean {
   let sum = 0;
@@ -53,10 +50,14 @@ export function luhnValid(digits: string): boolean {
   return sum % 10 === 0;
 }
 
-/** Why a SIREN is refused before any registry call, or undefined when it is well-formed. */
+/**
+ * Why a SIREN is refused before any registry call, or undefined when it is well-formed. Every SIREN satisfies the
+ * Luhn check, La Poste's 356000000 included: La Poste's exception concerns its SIRETs (356000000 + NIC), whose
+ * 14 digits follow another rule, and SIRETs are not looked up here.
+ */
 export function sirenIssue(siren: string): string | undefined {
   if (!/^\d{9}$/.test(siren)) return 'must be exactly 9 digits';
-  if (!luhnValid(siren) && !LUHN_EXCEPTION_SIRENS.includes(siren)) return 'is not a valid SIREN (its check digit is wrong)';
+  if (!luhnValid(siren)) return 'is not a valid SIREN (its check digit is wrong)';
   return undefined;
 }
 
