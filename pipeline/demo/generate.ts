@@ -60,7 +60,7 @@ export const GEO_DVF_HEADER = [
 // ---------------------------------------------------------------------------------------------
 // Seeded randomness
 
-class Rng {
+export class Rng {
   private a: number;
   constructor(seed: number) {
     this.a = seed >>> 0;
