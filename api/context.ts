@@ -5,6 +5,7 @@ import { dataDir } from '../lib/config';
 import { ResponseCache } from './cache';
 import { systemClock, type Clock } from './clock';
 import { Credits } from './credits';
+import { RegistryClient, registryConfigFromEnv } from '../lib/registry';
 import { ServingDb, type ServingDbOptions } from './db';
 import { RateLimiter } from './rate-limit';
 import { Store } from './store';
@@ -28,6 +29,8 @@ export interface AppContext {
   limits: Limits;
   /** Requests currently holding a database slot. */
   active: { queries: number };
+  /** INSEE's business registry (GET /v1/businesses/:siren). */
+  registry: RegistryClient;
   log: (line: string) => void;
 }
 
@@ -37,6 +40,8 @@ export interface ContextOptions {
   limits?: Partial<Limits>;
   db?: ServingDbOptions;
   log?: (line: string) => void;
+  /** Default: configured from INSEE_SIRENE_API_KEY / INSEE_SIRENE_BASE_URL. */
+  registry?: RegistryClient;
 }
 
 export function createContext(opts: ContextOptions = {}): AppContext {
@@ -56,6 +61,7 @@ export function createContext(opts: ContextOptions = {}): AppContext {
       ...opts.limits,
     },
     active: { queries: 0 },
+    registry: opts.registry ?? new RegistryClient(registryConfigFromEnv(), () => clock.now().getTime()),
     log: opts.log ?? ((line) => console.error(line)),
   };
 }

@@ -18,6 +18,11 @@ export const ERROR_STATUS = {
   at_capacity: 503,
   service_unavailable: 503,
   dense_query_timeout: 504,
+  // GET /v1/businesses/:siren, INSEE's registry behind it (docs/decisions.md, Businesses).
+  registry_error: 502,
+  registry_unavailable: 503,
+  registry_busy: 503,
+  registry_timeout: 504,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

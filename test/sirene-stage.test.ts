@@ -6,7 +6,7 @@ import zlib from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { samplesDir } from '../lib/config';
 import { all, openMemory, type DuckDBConnection, type DuckDBInstance } from '../lib/duck';
-import { stageEtablissements, stageUnitesLegales } from '../pipeline/sources/sirene/stage';
+import { joinBusinesses, stageEtablissements, stageUnitesLegales } from '../pipeline/sources/sirene/stage';
 import { tempDir } from './helpers/samples';
 
 const DIR = path.join(samplesDir, 'sirene');
@@ -212,6 +212,44 @@ describe('StockUniteLegale', () => {
       { siren: '400000003', denomination: 'IMMO SUD', prenom: null, nom: null },
       { siren: '400000004', denomination: null, prenom: null, nom: null },
       { siren: '400000005', denomination: null, prenom: 'ANNE', nom: 'LEROY' },
+    ]);
+  });
+});
+
+describe('names and privacy of the snapshot rows (establishment joined to its legal unit)', () => {
+  const ulHeader = fs.readFileSync(UL_SAMPLE, 'utf8').split('\n')[0].split(',');
+  const geo = { codeCommuneEtablissement: '33063', codePostalEtablissement: '33000', libelleCommuneEtablissement: 'BORDEAUX', activitePrincipaleEtablissement: '68.31Z',
+    numeroVoieEtablissement: '12', typeVoieEtablissement: 'CRS', libelleVoieEtablissement: 'DE L INTENDANCE' };
+  const at = (lat: string, lon: string) => ({ latitude: lat, longitude: lon });
+  const etabs = [
+    etab({ ...geo, ...at('44.8400', '-0.5800'), siren: '500000001', nic: '00011', enseigne1Etablissement: 'AGENCE DES QUAIS' }),
+    etab({ ...geo, ...at('44.8410', '-0.5810'), siren: '500000002', nic: '00011' }),
+    etab({ ...geo, ...at('44.8420', '-0.5820'), siren: '500000003', nic: '00011', enseigne1Etablissement: 'MAISON ROUGE', denominationUsuelleEtablissement: 'IMMO ROUGE' }),
+    // Establishment published in full but its unit partially diffusible: the unit's status wins.
+    etab({ ...geo, ...at('44.8430', '-0.5830'), siren: '500000004', nic: '00011', enseigne1Etablissement: 'PAUL DURAND IMMOBILIER' }),
+    etab({ ...geo, ...at('44.8440', '-0.5840'), siren: '500000005', nic: '00011', statutDiffusionEtablissement: 'P' }),
+  ];
+  const units: Rec[] = [
+    { siren: '500000001', statutDiffusionUniteLegale: 'O', categorieJuridiqueUniteLegale: '5499', denominationUniteLegale: 'QUAIS IMMOBILIER SARL' },
+    { siren: '500000002', statutDiffusionUniteLegale: 'O', categorieJuridiqueUniteLegale: '1000', nomUniteLegale: 'MARTIN', prenom1UniteLegale: 'LUC' },
+    { siren: '500000003', statutDiffusionUniteLegale: 'O', categorieJuridiqueUniteLegale: '1000', nomUniteLegale: 'ROUGE', prenom1UniteLegale: 'EMMA' },
+    { siren: '500000004', statutDiffusionUniteLegale: 'P', categorieJuridiqueUniteLegale: '1000', nomUniteLegale: '[ND]', prenom1UniteLegale: '[ND]' },
+    { siren: '500000005', statutDiffusionUniteLegale: 'O', categorieJuridiqueUniteLegale: '5710', denominationUniteLegale: 'GIRONDE TRANSACTIONS' },
+  ];
+
+  it('names each establishment by the rule and hides what partial diffusion hides, whichever of the two is partial', async () => {
+    await stageEtablissements(conn, [write('join-e.csv', csv(ETAB_HEADER, etabs))]);
+    await stageUnitesLegales(conn, [write('join-u.csv', csv(ulHeader, units))], 'SELECT siren FROM sirene_etablissements_stg');
+    expect(await joinBusinesses(conn)).toBe(5);
+    const rows = await all<Record<string, unknown>>(conn, 'SELECT siren, denomination, adresse, round(latitude, 6) AS latitude, round(longitude, 6) AS longitude, position_precision, diffusion_partielle FROM sirene_businesses ORDER BY siren');
+    // The commune point: median of the four establishments whose own status is full diffusion (44.8400 … 44.8430).
+    const point = { latitude: 44.8415, longitude: -0.5815 };
+    expect(rows).toEqual([
+      { siren: '500000001', denomination: 'QUAIS IMMOBILIER SARL', adresse: '12 COURS DE L INTENDANCE', latitude: 44.84, longitude: -0.58, position_precision: 'adresse', diffusion_partielle: false },
+      { siren: '500000002', denomination: 'LUC MARTIN', adresse: '12 COURS DE L INTENDANCE', latitude: 44.841, longitude: -0.581, position_precision: 'adresse', diffusion_partielle: false },
+      { siren: '500000003', denomination: 'IMMO ROUGE', adresse: '12 COURS DE L INTENDANCE', latitude: 44.842, longitude: -0.582, position_precision: 'adresse', diffusion_partielle: false },
+      { siren: '500000004', denomination: null, adresse: null, ...point, position_precision: 'commune', diffusion_partielle: true },
+      { siren: '500000005', denomination: 'GIRONDE TRANSACTIONS', adresse: null, ...point, position_precision: 'commune', diffusion_partielle: true },
     ]);
   });
 });

@@ -121,3 +121,9 @@ export async function stageUnitesLegales(conn: DuckDBConnection, files: string[]
   // Counting every line of a national stock would cost a second pass over the file: not worth it here.
   return { rowsRead: r.rows_kept, rowsKept: r.rows_kept, absentColumns, anomalies: { partial_diffusion: r.partial_diffusion, unit_not_found: r.unit_not_found } };
 }
+
+/** The snapshot's lake rows (businesses.sql) from the two staged tables, into the temp table `sirene_businesses`. */
+export async function joinBusinesses(conn: DuckDBConnection): Promise<number> {
+  await run(conn, `CREATE OR REPLACE TEMP TABLE sirene_businesses AS ${readSql('businesses.sql')}`);
+  return (await one<{ n: number }>(conn, 'SELECT count(*)::INTEGER AS n FROM sirene_businesses'))!.n;
+}

@@ -34,6 +34,9 @@ WITH commune_points AS (
     CASE WHEN NOT k.diffusion_partielle AND k.geocoded THEN 'adresse' WHEN c.lat IS NOT NULL THEN 'commune' END
       AS position_precision,
     CASE WHEN NOT k.diffusion_partielle AND k.geocoded THEN k.geo_score END AS geo_score,
+    -- The commune point of every row, for when the legal unit turns out to be partially diffusible (businesses.sql).
+    c.lat AS commune_latitude,
+    c.lon AS commune_longitude,
     k.date_creation,
     coalesce(k.is_siege, false) AS is_siege,
     k.diffusion_partielle
