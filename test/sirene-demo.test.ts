@@ -6,7 +6,7 @@ import zlib from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { samplesDir } from '../lib/config';
 import { all, openMemory, type DuckDBConnection, type DuckDBInstance } from '../lib/duck';
-import { GEO_SIRENE_HEADER, generateSirene, UNITE_LEGALE_FILE, UNITE_LEGALE_HEADER, type SireneDemoTruth } from '../pipeline/demo/generate-sirene';
+import { DEMO_SIRENE_SNAPSHOT, GEO_SIRENE_HEADER, generateSirene, UNITE_LEGALE_FILE, UNITE_LEGALE_HEADER, type SireneDemoTruth } from '../pipeline/demo/generate-sirene';
 import { stageEtablissements, stageUnitesLegales } from '../pipeline/sources/sirene/stage';
 import { tempDir } from './helpers/samples';
 
@@ -69,6 +69,7 @@ describe('demo SIRENE files', () => {
     const report = await stageEtablissements(conn, geo);
     expect(report.rowsRead).toBe(truth.lines);
     expect(report.rowsKept).toBe(truth.kept);
+    expect(report.latestTreatment).toBe(DEMO_SIRENE_SNAPSHOT);
     expect(report.anomalies.partial_diffusion).toBe(truth.partial);
     expect(truth.partial).toBeGreaterThan(3);
     expect(report.anomalies.no_position).toBe(0);

@@ -59,6 +59,9 @@ describe('real StockEtablissement sample (géo-SIRENE 2019 header, 57 columns)',
     expect(report.rowsKept).toBe(0);
     expect(report.anomalies.not_active).toBe(3);
     expect(report.absentColumns).toEqual([]);
+    // The 2019 sample leaves dateDernierTraitementEtablissement empty on these old lines.
+    expect(etabRows.map((r) => r.dateDernierTraitementEtablissement)).toEqual(['', '', '']);
+    expect(report.latestTreatment).toBeNull();
   });
 });
 

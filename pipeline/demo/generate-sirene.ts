@@ -41,7 +41,8 @@ export const UNITE_LEGALE_HEADER = [
   'caractereEmployeurUniteLegale',
 ];
 
-export const DEMO_SIRENE_SNAPSHOT = '2025-11-01';
+/** The stock's date: the newest processing day of its lines (INSEE's stock of 1 November holds October's updates). */
+export const DEMO_SIRENE_SNAPSHOT = '2025-10-31';
 export const UNITE_LEGALE_FILE = 'StockUniteLegale_utf8.csv';
 export const geoSireneRelPath = (fileDep: string) => `geo-sirene/dep/geo_siret_${fileDep}.csv.gz`;
 
@@ -163,7 +164,7 @@ export async function generateSirene(outDir: string, seed = 7_2025): Promise<Sir
       const row: Row = {
         siren: u.siren, nic: siret.slice(9), siret, statutDiffusionEtablissement: nd ? 'P' : 'O',
         dateCreationEtablissement: opts.siege ? u.created : date(2006, 2024), trancheEffectifsEtablissement: nd ? '' : rng.pick(['NN', '01', '02', '03', '11']),
-        dateDernierTraitementEtablissement: `${date(2019, 2025)}T10:${String(rng.int(10, 59))}:00`, etablissementSiege: String(opts.siege),
+        dateDernierTraitementEtablissement: truth.lines === 0 ? `${DEMO_SIRENE_SNAPSHOT}T23:10:00` : `${date(2019, 2024)}T10:${String(rng.int(10, 59))}:00`, etablissementSiege: String(opts.siege),
         nombrePeriodesEtablissement: String(rng.int(1, 4)), numeroVoieEtablissement: nd ? '[ND]' : p.numero,
         indiceRepetitionEtablissement: nd ? '[ND]' : p.indice, typeVoieEtablissement: nd ? '[ND]' : p.typeVoie,
         libelleVoieEtablissement: nd ? '[ND]' : p.libelle, codePostalEtablissement: p.cp, libelleCommuneEtablissement: commune,
@@ -243,7 +244,7 @@ export async function generateSirene(outDir: string, seed = 7_2025): Promise<Sir
     siren: u.siren, statutDiffusionUniteLegale: u.partial ? 'P' : 'O', dateCreationUniteLegale: u.created,
     sexeUniteLegale: u.soleTrader ? (u.partial ? '[ND]' : rng.pick(['M', 'F'])) : '',
     prenom1UniteLegale: u.partial ? '[ND]' : u.prenom, prenomUsuelUniteLegale: u.partial ? '[ND]' : u.prenom,
-    dateDernierTraitementUniteLegale: `${date(2019, 2025)}T08:00:00`, nombrePeriodesUniteLegale: '1', dateDebut: u.created,
+    dateDernierTraitementUniteLegale: `${date(2019, 2024)}T08:00:00`, nombrePeriodesUniteLegale: '1', dateDebut: u.created,
     etatAdministratifUniteLegale: u.active ? 'A' : 'C', nomUniteLegale: u.partial ? '[ND]' : u.nom, denominationUniteLegale: u.denomination,
     categorieJuridiqueUniteLegale: u.soleTrader ? '1000' : rng.pick(['5499', '5710', '6540', '5720']), activitePrincipaleUniteLegale: u.naf,
     nomenclatureActivitePrincipaleUniteLegale: 'NAFRev2', nicSiegeUniteLegale: u.nicSiege, caractereEmployeurUniteLegale: 'N',

@@ -21,6 +21,8 @@ WITH src AS (
     sirene_v(enseigne1Etablissement) AS enseigne,
     sirene_v(denominationUsuelleEtablissement) AS denomination_usuelle,
     try_cast(sirene_v(dateCreationEtablissement) AS DATE) AS date_creation,
+    -- ISO timestamp without zone (2018-07-10T14:17:15): its day, for the snapshot date (the newest one in the files).
+    try_cast(left(sirene_v(dateDernierTraitementEtablissement), 10) AS DATE) AS date_traitement,
     lower(sirene_v(etablissementSiege)) = 'true' AS is_siege,
     try_cast(sirene_v(latitude) AS DOUBLE) AS lat,
     try_cast(sirene_v(longitude) AS DOUBLE) AS lon,
@@ -37,7 +39,7 @@ WITH src AS (
 )
 SELECT
   siret, diffusion_partielle, etat, naf_code, nomenclature, business_type, code_commune, code_postal, commune,
-  code_departement, date_creation, is_siege, lat, lon, geo_score, geocoded,
+  code_departement, date_creation, date_traitement, is_siege, lat, lon, geo_score, geocoded,
   CASE WHEN business_type IS NOT NULL THEN numero END AS numero,
   CASE WHEN business_type IS NOT NULL THEN indice END AS indice,
   CASE WHEN business_type IS NOT NULL THEN type_voie END AS type_voie,

@@ -20,7 +20,7 @@ export const ETAB_OPTIONAL = [
   'nic', 'siret', 'statutDiffusionEtablissement', 'dateCreationEtablissement', 'etablissementSiege', 'numeroVoieEtablissement',
   'indiceRepetitionEtablissement', 'typeVoieEtablissement', 'libelleVoieEtablissement', 'codePostalEtablissement',
   'libelleCommuneEtablissement', 'enseigne1Etablissement', 'denominationUsuelleEtablissement',
-  'nomenclatureActivitePrincipaleEtablissement', 'longitude', 'latitude', 'geo_score',
+  'nomenclatureActivitePrincipaleEtablissement', 'dateDernierTraitementEtablissement', 'longitude', 'latitude', 'geo_score',
 ];
 export const UL_REQUIRED = ['siren'];
 export const UL_OPTIONAL = [
@@ -69,6 +69,9 @@ export interface StageReport {
   rowsKept: number;
   /** Optional columns absent from the files' header (their values are NULL). */
   absentColumns: string[];
+  /** Establishment files: the newest processing day of any line (`dateDernierTraitementEtablissement`), the date of
+   * the stock's data; null when the files do not carry it. */
+  latestTreatment?: string | null;
   anomalies: Record<string, number>;
 }
 
@@ -78,9 +81,9 @@ export async function stageEtablissements(conn: DuckDBConnection, files: string[
   const absentColumns = await rawView(conn, 'sirene_raw_etab', files, ETAB_REQUIRED, ETAB_OPTIONAL);
   await run(conn, fill(readSql('scan_etablissements.sql'), { naf_types: nafTypeValuesSql() }));
   await run(conn, `CREATE OR REPLACE TEMP TABLE sirene_etablissements_stg AS ${fill(readSql('stage_etablissements.sql'), { voie_types: voieTypesSql() })}`);
-  const scan = (await one<Record<string, number>>(
+  const { latest_treatment, ...scan } = (await one<Record<string, number> & { latest_treatment: string | null }>(
     conn,
-    `SELECT count(*) AS rows_read,
+    `SELECT count(*) AS rows_read, max(date_traitement)::VARCHAR AS latest_treatment,
        count(*) FILTER (WHERE etat IS DISTINCT FROM 'A') AS not_active,
        count(*) FILTER (WHERE etat = 'A' AND business_type IS NULL) AS other_activity,
        count(*) FILTER (WHERE etat = 'A' AND business_type IS NOT NULL AND coalesce(nomenclature, 'NAFRev2') <> 'NAFRev2') AS old_nomenclature,
@@ -99,7 +102,7 @@ export async function stageEtablissements(conn: DuckDBConnection, files: string[
   const { rows_read, rows_kept, ...rest } = { ...scan, ...kept };
   // Duplicated SIRETs are what the kept count lacks once every other reason is counted.
   const duplicate_siret = rows_read - rows_kept - rest.not_active - rest.other_activity - rest.old_nomenclature - rest.invalid_siret;
-  return { rowsRead: rows_read, rowsKept: rows_kept, absentColumns, anomalies: { ...rest, duplicate_siret } };
+  return { rowsRead: rows_read, rowsKept: rows_kept, absentColumns, latestTreatment: latest_treatment, anomalies: { ...rest, duplicate_siret } };
 }
 
 /**
