@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { dataDir, repoRoot } from '../lib/config';
-import { runBacktest } from '../lib/valuation/backtest';
+import { recalibrate } from '../marts/after-import';
 import { renderReport, upsertSection } from '../lib/valuation/report';
 
 function args(argv: string[]): { maxTargets: number; label: string; docs: boolean } {
@@ -21,7 +21,8 @@ function args(argv: string[]): { maxTargets: number; label: string; docs: boolea
 
 async function main(): Promise<void> {
   const a = args(process.argv.slice(2));
-  const report = await runBacktest({ dataRoot: dataDir(), maxTargets: a.maxTargets, log: console.log });
+  // recalibrate = runBacktest + the stamp saying which serving database the calibration was learnt on
+  const report = await recalibrate({ dataRoot: dataDir(), maxTargets: a.maxTargets, log: console.log });
   const markdown = renderReport(report, a.label);
   console.log(`\n${markdown}`);
   if (a.docs) {

@@ -61,13 +61,15 @@ describe('interrupted import', () => {
     expect(snapshot(data)).toEqual(before);
     const [{ n: rowsAfterKill }] = await queryParquet(`select count(*) n from ${lakeGlob(data)}`);
     expect(rowsAfterKill).toBe(rowsBefore);
-    // the killed run left its half-moved file and its lock behind: the next run must cope with both
-    const leftovers = fs.readdirSync(path.join(data, 'lake', 'dvf', 'code_departement=33', 'annee=2021'));
-    expect(leftovers.some((f) => /\.tmp-\d+$/.test(f))).toBe(true);
+    // the killed run left its unpublished generation (lib/generations.ts) and its lock behind: the next run must
+    // cope with both
+    const generations = path.join(data, '.lake', 'generations');
+    expect(fs.readdirSync(generations)).toHaveLength(2);
 
     const [outcome] = await runSource({ source: 'dvf', fromDir: tree, annees: [2021], departements: ['33'], dataRoot: data, force: true });
     expect(outcome.status).toBe('imported');
     expect(fs.readdirSync(path.join(data, 'lake', 'dvf', 'code_departement=33', 'annee=2021'))).toEqual(['data.parquet']);
+    expect(fs.readdirSync(generations)).toHaveLength(1);
     const [{ n: rowsAfter }] = await queryParquet(`select count(*) n from ${lakeGlob(data)}`);
     expect(rowsAfter).toBe(rowsBefore);
   });
