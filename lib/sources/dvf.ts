@@ -1,13 +1,9 @@
 // DVF (Demandes de valeurs foncières): one lake partition per département and year of sale.
+import { ALL_DEPARTEMENTS } from './departements';
 import type { SourceDeclaration } from './types';
 
 /** Départements DVF covers: Alsace-Moselle (57, 67, 68) and Mayotte (976) are absent by construction. */
-export const DVF_DEPARTEMENTS = [
-  ...Array.from({ length: 95 }, (_, i) => String(i + 1).padStart(2, '0')).filter(
-    (d) => !['20', '57', '67', '68'].includes(d),
-  ),
-  '2A', '2B', '971', '972', '973', '974',
-];
+export const DVF_DEPARTEMENTS = ALL_DEPARTEMENTS.filter((d) => !['57', '67', '68', '976'].includes(d));
 
 /** Lake columns, in file order. `code_departement` and `annee` live in the partition path. */
 export const DVF_SCHEMA = {
