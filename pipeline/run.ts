@@ -98,6 +98,7 @@ export async function runSource(opts: RunOptions, hooks: RunHooks = {}): Promise
     // 1. Fetch every file and set aside the unchanged ones.
     const src = lake.readManifest().sources[source.name] ?? {};
     const pending: Pending[] = [];
+    const unchanged: Pending[] = [];
     for (const part of source.parts(opts)) {
       hooks.onPartStart?.(part);
       const started = performance.now();
@@ -107,14 +108,31 @@ export async function runSource(opts: RunOptions, hooks: RunHooks = {}): Promise
         const file = await fetchPart(part, opts, hooks);
         const previous = src.files?.[part.key];
         const intact = previous?.partitions.every((k) => src.partitions?.[k] && fs.existsSync(path.join(lake.root, src.partitions[k].file)));
-        if (!opts.force && previous?.sha256 === file.sha256 && intact) outcome.status = 'unchanged';
-        else pending.push({ part, file, outcome });
+        if (!opts.force && previous?.sha256 === file.sha256 && intact) {
+          outcome.status = 'unchanged';
+          unchanged.push({ part, file, outcome });
+        } else pending.push({ part, file, outcome });
       } catch (e) {
         outcome.error = (e as Error).message;
       }
       outcome.seconds = (performance.now() - started) / 1000;
-      if (pending.at(-1)?.outcome !== outcome) hooks.onPartDone?.(outcome);
+      if (pending.at(-1)?.outcome !== outcome && outcome.status !== 'unchanged') hooks.onPartDone?.(outcome);
     }
+    // A snapshot is replaced whole: when one of its files changed, the unchanged ones are imported again with it, and
+    // when one could not be fetched none is imported (the previous snapshot stays).
+    if (source.partitioning === 'snapshot' && pending.length) {
+      const missing = outcomes.filter((o) => o.error).map((o) => o.part.key);
+      if (missing.length) {
+        for (const p of pending.splice(0)) {
+          p.outcome.error = `not imported: the snapshot is incomplete without ${missing.join(', ')}`;
+          hooks.onPartDone?.(p.outcome);
+        }
+      } else {
+        for (const u of unchanged) u.outcome.status = 'failed'; // set to imported by the batch
+        pending.push(...unchanged.splice(0));
+      }
+    }
+    for (const u of unchanged) hooks.onPartDone?.(u.outcome);
 
     // The reference geography (rewritten only when its package version changes) is built while DuckDB imports: this
     // thread is idle then. It is published by its own lake commit (commits are synchronous, so they never interleave).

@@ -4,10 +4,11 @@
 import { anilDeclaration } from './anil';
 import { dvfDeclaration } from './dvf';
 import { filosofiDeclaration } from './filosofi';
+import { sireneDeclaration } from './sirene';
 import type { SourceDeclaration } from './types';
 
 const declarations = new Map<string, SourceDeclaration>(
-  [dvfDeclaration, filosofiDeclaration, anilDeclaration].map((d) => [d.name, d]),
+  [dvfDeclaration, filosofiDeclaration, anilDeclaration, sireneDeclaration].map((d) => [d.name, d]),
 );
 
 /**
@@ -20,7 +21,7 @@ export const PLANNED_SOURCES: Array<{ name: string; label: string }> = [
   { name: 'bdnb', label: 'Base de données nationale des bâtiments (CSTB)' },
   { name: 'filosofi', label: filosofiDeclaration.label },
   { name: 'anil', label: anilDeclaration.label },
-  { name: 'sirene', label: 'Business registry (INSEE SIRENE)' },
+  { name: 'sirene', label: sireneDeclaration.label },
 ];
 
 export function declareSource(decl: SourceDeclaration): void {

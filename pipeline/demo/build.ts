@@ -1,10 +1,11 @@
-// Builds the offline demo: generated files in the real geo-DVF, Filosofi and ANIL formats, imported by the same
+// Builds the offline demo: generated files in the real geo-DVF, Filosofi, ANIL and SIRENE formats, imported by the same
 // pipeline code as the real data, then the marts and the serving database.
 import { dataDir, paths } from '../../lib/config';
 import { afterImport } from '../../marts/after-import';
 import { runSource } from '../run';
 import { generateDemo } from './generate';
 import { DEMO_ANIL_YEAR, DEMO_FILOSOFI_YEAR, generateIncome } from './generate-income';
+import { generateSirene } from './generate-sirene';
 
 export const DEMO_DEPARTEMENTS = ['23', '33', '69', '75'];
 export const DEMO_YEARS = [2019, 2020, 2021, 2022, 2023, 2024, 2025];
@@ -26,6 +27,11 @@ export async function buildDemo(opts: { dataRoot?: string; log?: (m: string) => 
     if (bad.length) throw new Error(`demo ${name} import failed: ${bad.map((o) => `${o.part.key}: ${o.error}`).join('; ')}`);
   }
   log(`Income and rent files: ${income.files.join(', ')}`);
+  const sirene = await generateSirene(source);
+  const sir = await runSource({ source: 'sirene', fromDir: source, annees: [], departements: DEMO_DEPARTEMENTS, dataRoot: root });
+  const sirBad = sir.filter((o) => o.status === 'failed');
+  if (sirBad.length) throw new Error(`demo sirene import failed: ${sirBad.map((o) => `${o.part.key}: ${o.error}`).join('; ')}`);
+  log(`SIRENE snapshot ${sirene.snapshot}: ${sirene.kept} professionals (${sirene.partial} partially diffusible)`);
   const r = await afterImport({ dataRoot: root, log, force: true });
   if (!r.ok) throw new Error('demo valuation calibration failed');
 }

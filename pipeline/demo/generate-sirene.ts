@@ -1,6 +1,6 @@
 // Demo SIRENE files in the real published formats, for the demo's communes: géo-SIRENE establishment files laid out
-// like Etalab's tree (`geo-sirene/dep/geo_siret_<dep>.csv.gz`, Paris split by arrondissement `geo_siret_751xx`) with
-// the 2019 StockEtablissement + geocoding header, and a `StockUniteLegale_utf8.csv` for their legal units.
+// laid out like files.data.gouv.fr (`geo-sirene/last/dep/geo_siret_<dep>.csv.gz`, Paris per arrondissement
+// `geo_siret_751xx`) with the 2019 StockEtablissement + geocoding header, and `insee-sirene/StockUniteLegale_utf8.csv`.
 // Realistic mix: the seven business types, networks with branches, sole traders (some partially diffusible, their
 // values written `[ND]` as INSEE does), closed establishments and other activities (which give each commune its
 // reference point). Deterministic (seeded); names and addresses are invented.
@@ -8,6 +8,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { NAF_BY_TYPE, type BusinessType } from '../../lib/sirene';
+import { GEO_SIRENE_DIR, UNITES_LEGALES_REL } from '../sources/sirene';
 import { COMMUNES, Rng, type Commune } from './generate';
 
 /** The géo-SIRENE header (StockEtablissement v3 + geocoding), as in the published 2019 files. */
@@ -43,8 +44,9 @@ export const UNITE_LEGALE_HEADER = [
 
 /** The stock's date: the newest processing day of its lines (INSEE's stock of 1 November holds October's updates). */
 export const DEMO_SIRENE_SNAPSHOT = '2025-10-31';
-export const UNITE_LEGALE_FILE = 'StockUniteLegale_utf8.csv';
-export const geoSireneRelPath = (fileDep: string) => `geo-sirene/dep/geo_siret_${fileDep}.csv.gz`;
+/** Under --from-dir the plug-in takes the bare CSV instead of the published ZIP. */
+export const UNITE_LEGALE_FILE = UNITES_LEGALES_REL.replace(/\.zip$/, '.csv');
+export const geoSireneRelPath = (fileDep: string) => `${GEO_SIRENE_DIR}/geo_siret_${fileDep}.csv.gz`;
 
 const TYPE_WEIGHTS: ReadonlyArray<readonly [BusinessType, number]> = [
   ['agence', 0.34], ['gestionnaire', 0.12], ['notaire', 0.1], ['bailleur', 0.14], ['marchand', 0.08], ['promoteur', 0.08], ['courtier', 0.14],
@@ -236,7 +238,7 @@ export async function generateSirene(outDir: string, seed = 7_2025): Promise<Sir
   const fileDeps = new Set([...rows.keys(), ...Array.from({ length: 20 }, (_, i) => `751${String(i + 1).padStart(2, '0')}`)]);
   for (const fd of [...fileDeps].sort()) {
     const rel = geoSireneRelPath(fd);
-    await mkdir(join(outDir, 'geo-sirene', 'dep'), { recursive: true });
+    await mkdir(join(outDir, GEO_SIRENE_DIR), { recursive: true });
     await writeFile(join(outDir, rel), gzipSync(csv(GEO_SIRENE_HEADER, rows.get(fd) ?? [])));
     truth.files.push(rel);
   }
@@ -249,6 +251,7 @@ export async function generateSirene(outDir: string, seed = 7_2025): Promise<Sir
     categorieJuridiqueUniteLegale: u.soleTrader ? '1000' : rng.pick(['5499', '5710', '6540', '5720']), activitePrincipaleUniteLegale: u.naf,
     nomenclatureActivitePrincipaleUniteLegale: 'NAFRev2', nicSiegeUniteLegale: u.nicSiege, caractereEmployeurUniteLegale: 'N',
   }));
+  await mkdir(join(outDir, 'insee-sirene'), { recursive: true });
   await writeFile(join(outDir, UNITE_LEGALE_FILE), csv(UNITE_LEGALE_HEADER, ulRows.sort((a, b) => a.siren.localeCompare(b.siren))));
   truth.files.push(UNITE_LEGALE_FILE);
   return truth;

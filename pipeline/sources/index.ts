@@ -4,9 +4,10 @@ import { declareSource } from '../../lib/sources';
 import { anilSource } from './anil';
 import { dvfSource } from './dvf';
 import { filosofiSource } from './filosofi';
+import { sireneSource } from './sirene';
 import type { Source } from './types';
 
-export const SOURCES: Record<string, Source> = { dvf: dvfSource, filosofi: filosofiSource, anil: anilSource };
+export const SOURCES: Record<string, Source> = { dvf: dvfSource, filosofi: filosofiSource, anil: anilSource, sirene: sireneSource };
 
 export function registerSource(source: Source): void {
   declareSource(source);

@@ -37,10 +37,10 @@ export async function buildDemoData(dataRoot = tempDir('foncier-demo-')): Promis
   return dataRoot;
 }
 
-export async function startTestApi(opts: { dataRoot?: string; now?: string; limits?: Partial<Limits> } = {}): Promise<TestApi> {
+export async function startTestApi(opts: { dataRoot?: string; now?: string; limits?: Partial<Limits>; registry?: AppContext['registry'] } = {}): Promise<TestApi> {
   const dataRoot = opts.dataRoot ?? (await buildSampleData());
   const clock = new FixedClock(opts.now ?? '2022-06-15T12:00:00Z');
-  const ctx = createContext({ dataRoot, clock, limits: opts.limits, db: { watchIntervalMs: 50 }, log: () => {} });
+  const ctx = createContext({ dataRoot, clock, limits: opts.limits, db: { watchIntervalMs: 50 }, log: () => {}, registry: opts.registry });
   await ctx.db.start();
   const server: Server = await new Promise((resolve) => {
     const s = createApp(ctx).listen(0, '127.0.0.1', () => resolve(s));

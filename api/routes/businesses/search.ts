@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { haversineSql, METERS_PER_DEGREE } from '../../../lib/distance';
 import { BUSINESS_TYPES, NAF_BY_TYPE } from '../../../lib/sirene';
+import { ApiError, invalidParams } from '../../errors';
 import { booleanParam, enumParam, numberParam, round2, z } from '../../params';
 import { defineEndpoint } from '../../platform';
 
@@ -65,8 +66,8 @@ export const searchBusinesses = defineEndpoint({
     `Active SIRENE establishments of the business types (${typeList}) within radius_m, nearest first. ` +
     'Establishments under partial diffusion are placed at their commune’s reference point, without street address or person’s name.',
   query: z.object({
-    latitude: numberParam({ min: -90, max: 90, description: 'WGS84 latitude.', example: 48.8414 }),
-    longitude: numberParam({ min: -180, max: 180, description: 'WGS84 longitude.', example: 2.2937 }),
+    latitude: numberParam({ min: -90, max: 90, description: 'WGS84 latitude (required, with longitude).', example: 48.8414 }).optional(),
+    longitude: numberParam({ min: -180, max: 180, description: 'WGS84 longitude (required, with latitude).', example: 2.2937 }).optional(),
     radius_m: numberParam({ min: 100, max: 5000, description: 'Search radius in metres (default 1000).' }).default(1000),
     type: enumParam(BUSINESS_TYPE_PARAM, 'Business type (default all).').default('all'),
     limit: numberParam({ min: 1, max: 50, int: true, description: 'Results (default 20).' }).default(20),
@@ -79,10 +80,18 @@ export const searchBusinesses = defineEndpoint({
   }),
   credits: 5,
   cacheTtlSeconds: 3600,
-  prepare: ({ query: q }) => ({
-    latitude: q.latitude as number, longitude: q.longitude as number, radius_m: q.radius_m as number, type: q.type,
-    limit: q.limit as number, include_dvf_stats: q.include_dvf_stats as boolean,
-  }),
+  errors: ['missing_location'],
+  prepare({ query: q }) {
+    // The point is this endpoint's location filter: without it, missing_location like every other endpoint.
+    if (q.latitude === undefined && q.longitude === undefined) throw new ApiError('missing_location', 'latitude and longitude are required');
+    if (q.latitude === undefined || q.longitude === undefined) {
+      throw invalidParams([{ param: q.latitude === undefined ? 'latitude' : 'longitude', issue: 'latitude and longitude must be given together' }]);
+    }
+    return {
+      latitude: q.latitude as number, longitude: q.longitude as number, radius_m: q.radius_m as number, type: q.type,
+      limit: q.limit as number, include_dvf_stats: q.include_dvf_stats as boolean,
+    };
+  },
   async handler(p, { ctx }) {
     const dLat = p.radius_m / METERS_PER_DEGREE;
     const dLon = p.radius_m / (METERS_PER_DEGREE * Math.max(Math.cos((p.latitude * Math.PI) / 180), 0.01));

@@ -122,7 +122,7 @@ export async function stageUnitesLegales(conn: DuckDBConnection, files: string[]
        (SELECT count(*) FROM sirene_wanted_sirens WHERE siren NOT IN (SELECT siren FROM sirene_unites_legales_stg)) AS unit_not_found`,
   ))!;
   // Counting every line of a national stock would cost a second pass over the file: not worth it here.
-  return { rowsRead: r.rows_kept, rowsKept: r.rows_kept, absentColumns, anomalies: { partial_diffusion: r.partial_diffusion, unit_not_found: r.unit_not_found } };
+  return { rowsRead: r.rows_kept, rowsKept: r.rows_kept, absentColumns, anomalies: { unit_partial_diffusion: r.partial_diffusion, unit_not_found: r.unit_not_found } };
 }
 
 /** The snapshot's lake rows (businesses.sql) from the two staged tables, into the temp table `sirene_businesses`. */
