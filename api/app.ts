@@ -1,11 +1,10 @@
 // The HTTP application: the platform (request ids, errors, OpenAPI, docs) and the route modules mounted on it.
-import crypto from 'node:crypto';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
 import type { AppContext } from './context';
 import { DOCS_CSP, docsPageHtml } from './docs-page';
 import { ApiError, ERROR_STATUS, invalidParams } from './errors';
-import { errorSchema, mountEndpoint, toApiError, type AnyEndpoint } from './platform';
+import { errorSchema, mountEndpoint, requestIdOf, toApiError, type AnyEndpoint } from './platform';
 import { FLIPS_ENDPOINTS } from './routes/flips';
 import { HEATMAP_ENDPOINTS } from './routes/heatmap';
 import { MARKET_ENDPOINTS } from './routes/market';
@@ -30,17 +29,16 @@ export const ENDPOINTS: AnyEndpoint[] = [
   ...META_ENDPOINTS,
 ];
 
-const REQUEST_ID_RE = /^[\w.:-]{1,128}$/;
-
 export function createApp(ctx: AppContext): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
 
-  // Echo the caller's X-Request-Id when it is a sane token, else make one; present on every response.
+  // One id per request (docs/decisions.md, Request ids): the caller's X-Request-Id when it is a sane token, else a new
+  // one; echoed on every response and used by the credit ledger, the logs and every error body.
   app.use((req: Request, res: Response, next: NextFunction) => {
-    const given = req.get('x-request-id');
-    res.set('X-Request-Id', given && REQUEST_ID_RE.test(given) ? given : crypto.randomUUID());
+    res.locals.requestId = requestIdOf(req.get('x-request-id'));
+    res.set('X-Request-Id', res.locals.requestId as string);
     next();
   });
   app.use(express.json({ limit: '100kb' }));
@@ -94,7 +92,7 @@ export function createApp(ctx: AppContext): Express {
       if (!(err instanceof ApiError)) ctx.log(`unhandled error: ${(err as Error)?.stack ?? String(err)}`);
     }
     for (const [name, value] of Object.entries(apiError.opts.headers ?? {})) res.set(name, value);
-    res.status(apiError.status).json(apiError.body);
+    res.status(apiError.status).json(apiError.bodyFor((res.locals.requestId as string | undefined) ?? requestIdOf(undefined)));
   });
   return app;
 }
