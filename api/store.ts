@@ -117,7 +117,7 @@ function toRecord(r: KeyRow): KeyRecord {
 }
 
 // Append-only: a database opened by this code has `user_version` = number of migrations applied.
-const MIGRATIONS: string[] = [
+export const MIGRATIONS: string[] = [
   `
   create table api_keys (
     id text primary key,
