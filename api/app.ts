@@ -4,6 +4,7 @@ import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-ope
 import type { AppContext } from './context';
 import { DOCS_CSP, docsPageHtml } from './docs-page';
 import { ApiError, ERROR_STATUS, invalidParams } from './errors';
+import { accessLog } from './log';
 import { errorSchema, mountEndpoint, requestIdOf, toApiError, type AnyEndpoint } from './platform';
 import { FLIPS_ENDPOINTS } from './routes/flips';
 import { HEATMAP_ENDPOINTS } from './routes/heatmap';
@@ -41,6 +42,7 @@ export function createApp(ctx: AppContext): Express {
     res.set('X-Request-Id', res.locals.requestId as string);
     next();
   });
+  app.use(accessLog(ctx.logger));
   app.use(express.json({ limit: '100kb' }));
 
   // For load balancers: no key, no credits; 503 until a serving database is loaded.
@@ -89,7 +91,8 @@ export function createApp(ctx: AppContext): Express {
     else if (e?.type && e.status && e.status < 500) apiError = invalidParams([{ param: 'body', issue: String((err as Error).message) }]);
     else {
       apiError = toApiError(err);
-      if (!(err instanceof ApiError)) ctx.log(`unhandled error: ${(err as Error)?.stack ?? String(err)}`);
+      // The access log writes its stack (a client's mistake above never gets one).
+      if (!(err instanceof ApiError) && apiError.status >= 500) res.err = err as Error;
     }
     for (const [name, value] of Object.entries(apiError.opts.headers ?? {})) res.set(name, value);
     res.status(apiError.status).json(apiError.bodyFor((res.locals.requestId as string | undefined) ?? requestIdOf(undefined)));

@@ -169,7 +169,8 @@ export interface CallResult {
   body: Record<string, unknown>;
   /** X-RateLimit-*, Retry-After: a transport that has headers sends them. */
   headers: Record<string, string>;
-  /** Set when the answer is an error; `cause` is what was thrown (for the log of server errors). */
+  /** Set when the answer is an error; `cause` is what was thrown: a transport logs its stack when it is a 5xx that
+   * is not an ApiError (an unforeseen failure), and nothing more for the rest. */
   error?: ApiError;
   cause?: unknown;
   /** The caller's key id once authenticated (logs: never the key itself). */
@@ -249,7 +250,6 @@ export async function callEndpoint<Q extends AnyObject | undefined, P extends An
         creditsUsed = charge.used;
       }
     }
-    if (error.status >= 500 && !(e instanceof ApiError)) ctx.log(`[${req.requestId}] ${spec.method.toUpperCase()} ${spec.path} failed: ${(e as Error)?.stack ?? String(e)}`);
     return { status: error.status, body: error.bodyFor(req.requestId), headers: { ...headers, ...error.opts.headers }, error, cause: e, keyId: key?.id, creditsUsed };
   } finally {
     if (holdsSlot) ctx.active.queries--;
@@ -266,9 +266,10 @@ export function mountEndpoint<Q extends AnyObject | undefined, P extends AnyObje
   app[spec.method](spec.path, async (req: Request, res: Response) => {
     const requestId = (res.locals.requestId as string | undefined) ?? requestIdOf(req.get('x-request-id'));
     const r = await callEndpoint(ctx, spec, { key: credentialOf(req), input: { query: req.query, params: req.params, body: req.body }, requestId });
-    // For the access log.
+    // For the access log (api/log.ts): the key's id and credits, and the stack of an unforeseen server error.
     res.locals.keyId = r.keyId;
     res.locals.creditsUsed = r.creditsUsed;
+    if (r.status >= 500 && r.cause !== undefined && !(r.cause instanceof ApiError)) res.err = r.cause as Error;
     res.set(r.headers).status(r.status).json(r.body);
   });
 

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FixedClock } from '../api/clock';
 import { closeContext, createContext, type AppContext } from '../api/context';
 import { ApiError } from '../api/errors';
+import { createLogger } from '../api/log';
 import { z } from '../api/params';
 import { callEndpoint, defineEndpoint, requestIdOf } from '../api/platform';
 import { statsMarket } from '../api/routes/stats/market';
@@ -13,7 +14,7 @@ import { buildSampleData } from './helpers/api';
 
 let ctx: AppContext;
 beforeAll(async () => {
-  ctx = createContext({ dataRoot: await buildSampleData(), clock: new FixedClock('2022-06-15T12:00:00Z'), log: () => {} });
+  ctx = createContext({ dataRoot: await buildSampleData(), clock: new FixedClock('2022-06-15T12:00:00Z'), logger: createLogger({ level: 'silent' }) });
   await ctx.db.start();
 });
 afterAll(() => closeContext(ctx));
