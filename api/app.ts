@@ -45,10 +45,11 @@ export function createApp(ctx: AppContext): Express {
   app.use(accessLog(ctx.logger));
   app.use(express.json({ limit: '100kb' }));
 
-  // For load balancers: no key, no credits; 503 until a serving database is loaded.
-  app.get('/health', (_req: Request, res: Response) => {
-    const ready = ctx.db.file !== undefined;
-    res.status(ready ? 200 : 503).json({ status: ready ? 'ok' : 'no_data', serving_database: ctx.db.file ?? null });
+  // For load balancers: no key, no credits; 503 until a serving database is loaded. The file's name and vintage only:
+  // its absolute path would tell anyone the server's layout.
+  app.get('/health', async (_req: Request, res: Response) => {
+    const serving = (await ctx.db.describe()) ?? null;
+    res.status(serving ? 200 : 503).json({ status: serving ? 'ok' : 'no_data', serving_database: serving });
   });
 
   const registry = new OpenAPIRegistry();
