@@ -7,6 +7,7 @@ import { systemClock, type Clock } from './clock';
 import { Credits } from './credits';
 import { RegistryClient, registryConfigFromEnv } from '../lib/registry';
 import { ServingDb, type ServingDbOptions } from './db';
+import { createLogger, type Logger } from './log';
 import { RateLimiter } from './rate-limit';
 import { Store } from './store';
 
@@ -31,7 +32,8 @@ export interface AppContext {
   active: { queries: number };
   /** INSEE's business registry (GET /v1/businesses/:siren). */
   registry: RegistryClient;
-  log: (line: string) => void;
+  /** Structured logs (api/log.ts): LOG_LEVEL, LOG_FILE. */
+  logger: Logger;
 }
 
 export interface ContextOptions {
@@ -39,7 +41,8 @@ export interface ContextOptions {
   clock?: Clock;
   limits?: Partial<Limits>;
   db?: ServingDbOptions;
-  log?: (line: string) => void;
+  /** Default: createLogger() from LOG_LEVEL and LOG_FILE; tests pass a silent one. */
+  logger?: Logger;
   /** Default: configured from INSEE_SIRENE_API_KEY / INSEE_SIRENE_BASE_URL. */
   registry?: RegistryClient;
 }
@@ -62,7 +65,7 @@ export function createContext(opts: ContextOptions = {}): AppContext {
     },
     active: { queries: 0 },
     registry: opts.registry ?? new RegistryClient(registryConfigFromEnv(), () => clock.now().getTime()),
-    log: opts.log ?? ((line) => console.error(line)),
+    logger: opts.logger ?? createLogger(),
   };
 }
 

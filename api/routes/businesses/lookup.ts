@@ -48,7 +48,7 @@ export const getBusiness = defineEndpoint({
   }),
   response: z.object({ business: businessDetailSchema }),
   credits: 2,
-  refundOnNotFound: true,
+  refundOn: ['not_found'],
   usesDatabase: false,
   errors: ['not_found', 'registry_error', 'registry_unavailable', 'registry_busy', 'registry_timeout'],
   prepare({ params }) {
