@@ -5,6 +5,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RegistryClient, registryConfigFromEnv } from '../lib/registry';
+import { DEMO_SIRENE_SNAPSHOT } from '../pipeline/demo/generate-sirene';
 import { balanceOf, buildDemoData, startTestApi, type TestApi } from './helpers/api';
 import { describeContract } from './helpers/contract';
 import { median } from './helpers/stats';
@@ -215,6 +216,17 @@ describe('GET /v1/businesses/:siren', () => {
       expect([res.status, res.body.error.code, res.body.error.details[0].param]).toEqual([400, 'invalid_params', 'siren']);
     }
     expect(balanceOf(api, key)).toBe(10);
+  });
+});
+
+describe('GET /v1/meta/sources', () => {
+  it('lists the SIRENE snapshot with its date and the establishments served', async () => {
+    const r = await api.get('/v1/meta/sources', api.key());
+    const sirene = r.body.sources.find((x: { source: string }) => x.source === 'sirene');
+    const [{ n }] = await api.ctx.db.query<{ n: number }>('select count(*)::INTEGER as n from businesses');
+    expect(sirene).toMatchObject({ available: true, snapshot: DEMO_SIRENE_SNAPSHOT, partitions: 1, served_rows: n });
+    expect(sirene.rows).toBeGreaterThanOrEqual(n);
+    expect(r.body.sources.find((x: { source: string }) => x.source === 'dvf').snapshot).toBeNull();
   });
 });
 
