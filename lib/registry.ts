@@ -10,7 +10,8 @@ export const DEFAULT_REGISTRY_URL = 'https://api.insee.fr/api-sirene/3.11';
 export interface RegistryConfig {
   /** API Sirene base URL, without trailing slash (INSEE_SIRENE_BASE_URL). */
   baseUrl: string;
-  /** Key of an application subscribed to API Sirene on portail-api.insee.fr (INSEE_SIRENE_API_KEY); none: no lookups. */
+  /** Key of an application subscribed to API Sirene on portail-api.insee.fr (INSEE_SIRENE_API_KEY). INSEE's API is not
+   * called without one; another base URL (a mirror, a local imitation) is called without a key when none is set. */
   apiKey?: string;
   /** Deadline of one lookup, queue wait included. */
   timeoutMs: number;
@@ -136,7 +137,7 @@ export class RegistryClient {
   }
 
   get configured(): boolean {
-    return Boolean(this.config.apiKey);
+    return Boolean(this.config.apiKey) || this.config.baseUrl !== DEFAULT_REGISTRY_URL;
   }
 
   private busy(why: string, retryAfterSeconds = Math.ceil(this.config.intervalMs / 1000)): RegistryError {
@@ -145,7 +146,7 @@ export class RegistryClient {
 
   /** The head office of `siren` (already validated by the caller). */
   async lookup(siren: string): Promise<BusinessDetail> {
-    if (!this.config.apiKey) throw new RegistryError('unavailable', 'the business registry is not configured on this server');
+    if (!this.configured) throw new RegistryError('unavailable', 'the business registry is not configured on this server (no INSEE API key)');
     const cached = this.cache.get(siren);
     if (cached && cached.expiresAt > this.now()) return cached.value;
     if (cached) this.cache.delete(siren);
@@ -185,7 +186,8 @@ export class RegistryClient {
       async () => {
         leave();
         started = true;
-        const res = await this.fetchImpl(url, { headers: { 'X-INSEE-Api-Key-Integration': this.config.apiKey!, Accept: 'application/json' }, signal });
+        const key: Record<string, string> = this.config.apiKey ? { 'X-INSEE-Api-Key-Integration': this.config.apiKey } : {};
+        const res = await this.fetchImpl(url, { headers: { ...key, Accept: 'application/json' }, signal });
         return { status: res.status, body: await res.text(), retryAfter: res.headers.get('retry-after') ?? undefined };
       },
       { signal, throwOnTimeout: true },

@@ -127,10 +127,18 @@ describe('registry client', () => {
   });
 
   it('answers not configured without calling INSEE when no key is set', async () => {
-    const c = new RegistryClient(registryConfigFromEnv({ INSEE_SIRENE_BASE_URL: baseUrl }));
+    const c = new RegistryClient(registryConfigFromEnv({}), undefined, (() => Promise.reject(new Error('must not be called'))) as typeof fetch);
+    expect(c.config.baseUrl).toBe('https://api.insee.fr/api-sirene/3.11');
     expect(c.configured).toBe(false);
     expect((await failure(c.lookup('552032534'))).kind).toBe('unavailable');
-    expect(seen).toHaveLength(0);
+  });
+
+  it('calls another registry URL (a mirror, an imitation) without a key when none is set', async () => {
+    behaviours.set('552032534', ok(answer(inseeEtablissement())));
+    const c = new RegistryClient(registryConfigFromEnv({ INSEE_SIRENE_BASE_URL: `${baseUrl}/` }));
+    expect(c.configured).toBe(true);
+    expect((await c.lookup('552032534')).siret).toBe('55203253400703');
+    expect(seen).toEqual([{ url: expect.stringMatching(/^\/api-sirene\/3\.11\/siret\?q=/), key: undefined }]);
   });
 
   it('caches a successful lookup for 24 hours', async () => {
