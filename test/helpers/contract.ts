@@ -103,7 +103,9 @@ export function describeContract(name: string, getApi: () => TestApi, c: Contrac
       const api = getApi();
       const key = api.key({ plan: 'Free', balance: 100 });
       // Any authenticated request counts, even one refused for its parameters.
-      for (let i = 0; i < 60; i++) expect((await api.get('/v1/transactions?limit=0', key)).status).toBe(400);
+      // Sent side by side: the limiter counts them all the same, and 60 round trips in a row cost a second per endpoint.
+      const refused = await Promise.all(Array.from({ length: 60 }, () => api.get('/v1/transactions?limit=0', key)));
+      for (const r of refused) expect(r.status).toBe(400);
       const r = await api.get(c.path, key);
       expect(r.status).toBe(429);
       expect(r.body.error.code).toBe('rate_limited');
