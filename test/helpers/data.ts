@@ -56,31 +56,56 @@ async function ensureBuilt(name: DatasetName): Promise<string> {
     return dir;
   }
   const p = datasetPaths(runRoot, name);
-  if (fs.existsSync(p.ready)) return p.dir;
-  let owner = false;
-  try {
-    fs.mkdirSync(p.lock);
-    owner = true;
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
-  }
-  if (owner) {
-    try {
-      await BUILDERS[name](p.dir);
-      fs.writeFileSync(p.fingerprint, JSON.stringify(fingerprint(p.dir)));
-      fs.writeFileSync(p.ready, new Date().toISOString());
-    } catch (e) {
-      fs.writeFileSync(p.failed, String((e as Error)?.stack ?? e));
-      throw e;
-    }
-    return p.dir;
-  }
-  // Another worker is building it: wait for its marker rather than building the same data twice at once.
-  for (const start = Date.now(); Date.now() - start < BUILD_WAIT_MS; await new Promise((r) => setTimeout(r, 250))) {
+  const lockOwner = path.join(p.lock, 'pid');
+  for (const start = Date.now(); ; await new Promise((r) => setTimeout(r, 250))) {
     if (fs.existsSync(p.ready)) return p.dir;
     if (fs.existsSync(p.failed)) throw new Error(`the shared ${name} dataset failed to build in another worker:\n${fs.readFileSync(p.failed, 'utf8')}`);
+    if (takeLock(p.lock)) {
+      fs.writeFileSync(lockOwner, String(process.pid));
+      await build(name, p);
+      return p.dir;
+    }
+    // Another worker is building it: wait for its marker rather than build the same data twice at once, unless
+    // that worker died (a killed run, a crash) without leaving one, in which case its lock is taken over.
+    const owner = Number(fs.existsSync(lockOwner) ? fs.readFileSync(lockOwner, 'utf8') : NaN);
+    if (owner && !alive(owner) && !fs.existsSync(p.ready)) {
+      fs.rmSync(p.lock, { recursive: true, force: true });
+      continue;
+    }
+    if (Date.now() - start > BUILD_WAIT_MS) throw new Error(`timed out waiting for another worker to build the shared ${name} dataset (${p.dir})`);
   }
-  throw new Error(`timed out waiting for another worker to build the shared ${name} dataset (${p.dir})`);
+}
+
+function takeLock(lock: string): boolean {
+  try {
+    fs.mkdirSync(lock);
+    return true;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw e;
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Builds the shared copy (after clearing what a dead worker may have left half-built), then marks it ready. */
+async function build(name: DatasetName, p: ReturnType<typeof datasetPaths>): Promise<void> {
+  try {
+    fs.rmSync(p.dir, { recursive: true, force: true });
+    await BUILDERS[name](p.dir);
+    fs.writeFileSync(p.fingerprint, JSON.stringify(fingerprint(p.dir)));
+    fs.writeFileSync(p.ready, new Date().toISOString());
+  } catch (e) {
+    fs.writeFileSync(p.failed, String((e as Error)?.stack ?? e));
+    throw e;
+  }
 }
 
 /**
