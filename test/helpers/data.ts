@@ -117,7 +117,9 @@ export async function testData(name: DatasetName, opts: { writable?: boolean } =
   const runRoot = inject('foncierTestDataRoot');
   const own = runRoot ? fs.mkdtempSync(path.join(runRoot, `files-${name}-`)) : tempDir(`foncier-${name}-own-`);
   if (opts.writable) {
-    fs.cpSync(source, own, { recursive: true });
+    // verbatimSymlinks: the lake and marts are relative symlinks to their current generation (lib/generations.ts),
+    // which must keep pointing inside the copy, not back into the shared dataset.
+    fs.cpSync(source, own, { recursive: true, verbatimSymlinks: true });
   } else {
     for (const entry of fs.readdirSync(source)) fs.symlinkSync(path.join(source, entry), path.join(own, entry));
   }
