@@ -6,8 +6,9 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RegistryClient, registryConfigFromEnv } from '../lib/registry';
 import { DEMO_SIRENE_SNAPSHOT } from '../pipeline/demo/generate-sirene';
-import { balanceOf, buildDemoData, startTestApi, type TestApi } from './helpers/api';
+import { balanceOf, startTestApi, type TestApi } from './helpers/api';
 import { describeContract } from './helpers/contract';
+import { testData } from './helpers/data';
 import { median } from './helpers/stats';
 
 // --- a loopback INSEE: one known head office, 404 for the rest, and scripted failures
@@ -39,7 +40,7 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => insee.listen(0, '127.0.0.1', r));
   inseeUrl = `http://127.0.0.1:${(insee.address() as AddressInfo).port}/api-sirene/3.11`;
-  const dataRoot = await buildDemoData();
+  const dataRoot = await testData('demo');
   const config = { ...registryConfigFromEnv({ INSEE_SIRENE_API_KEY: 'k', INSEE_SIRENE_BASE_URL: inseeUrl }), timeoutMs: 300 };
   api = await startTestApi({ dataRoot, now: '2026-01-15T12:00:00Z', registry: new RegistryClient(config) });
   noKey = await startTestApi({ dataRoot, now: '2026-01-15T12:00:00Z', registry: new RegistryClient(registryConfigFromEnv({})) });
