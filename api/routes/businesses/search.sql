@@ -1,8 +1,7 @@
 -- businesses/search: the establishments within $radius_m of ($lat, $lon), nearest first. The bounding box lets DuckDB
 -- prune row groups of the latitude-sorted mart before the exact haversine test.
--- With include_dvf_stats, each result's postal code gets its DVF volume and median €/m² in the same query: the
--- houses and flats sold in the 24 months ending at the latest sale loaded for the postal code's département (DVF is
--- published months late), default cleaning (no bulk sales, outliers or VEFA).
+-- With include_dvf_stats, each result's postal code gets its DVF volume and median €/m² in the same query
+-- (search_dvf.sql).
 WITH near AS (
   SELECT siret, siren, denomination, naf_code, business_type, adresse, code_postal, commune, code_departement,
     latitude, longitude, date_creation, is_siege,
