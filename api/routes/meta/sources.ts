@@ -1,10 +1,10 @@
 // GET /v1/meta/sources (0 credits): what data is served: vintages, row counts and coverage per source, read from the
 // pipeline manifest snapshot stored inside the serving database (so it always describes the data actually served)
 // and from what each source declares (lib/sources: label, partitioning, the mart that serves it).
-import { upgradeRecord, type PartitionRecord } from '../../lib/lake';
-import { declaredSources, PLANNED_SOURCES, sourceDeclaration } from '../../lib/sources';
-import { z } from '../params';
-import { defineEndpoint } from '../platform';
+import { upgradeRecord, type PartitionRecord } from '../../../lib/lake';
+import { declaredSources, PLANNED_SOURCES, sourceDeclaration } from '../../../lib/sources';
+import { z } from '../../params';
+import { defineEndpoint } from '../../platform';
 
 interface ManifestSnapshot {
   updated_at: string | null;
