@@ -4,13 +4,20 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { all } from '../lib/duck';
 import { buildMarts } from '../marts/runner';
 import { Lake } from '../pipeline/lake';
 import { runSource } from '../pipeline/run';
-import { ANIL_FILES, parseAnil, type AnilSegment } from '../pipeline/sources/anil';
-import { decodeText } from '../pipeline/sources/text';
-import { ANIL_SAMPLES, mirror } from './helpers/income';
+import { ANIL_FILES, stageAnil, type AnilSegment } from '../pipeline/sources/anil';
+import { ANIL_SAMPLES, mirror, testConnection } from './helpers/income';
 import { queryParquet, sampleTree, tempDir } from './helpers/samples';
+
+// The parsing runs in DuckDB: this adapter stages a file and reads the staged rows back.
+const duck = testConnection();
+async function parseAnil(file: string, segment: AnilSegment, millesime: number) {
+  const parsed = await stageAnil(duck.conn, file, segment, millesime);
+  return { ...parsed, rows: await all<Record<string, string | number | null>>(duck.conn, `SELECT * FROM ${parsed.table}`) };
+}
 
 /** Independent reading of a sample: the header's positions, the comma turned into a dot. */
 function rawRows(file: string): Array<Record<string, string>> {
@@ -21,9 +28,9 @@ const num = (s: string) => Number(s.replace(',', '.'));
 
 describe('ANIL parser on the real Lyon extracts', () => {
   for (const [segment, file] of Object.entries(ANIL_SAMPLES) as Array<[AnilSegment, string]>) {
-    it(`reads every arrondissement of ${path.basename(file)} with its rent, interval, level, counts and R²`, () => {
+    it(`reads every arrondissement of ${path.basename(file)} with its rent, interval, level, counts and R²`, async () => {
       const raw = rawRows(file);
-      const parsed = parseAnil(decodeText(fs.readFileSync(file)).text, segment, 2024);
+      const parsed = await parseAnil(file, segment, 2024);
       expect(parsed.rows.length).toBe(raw.length);
       for (const r of raw) {
         const row = parsed.rows.find((x) => x.code_commune === r.INSEE_C)!;
@@ -40,24 +47,25 @@ describe('ANIL parser on the real Lyon extracts', () => {
     });
   }
 
-  it('keys rows by INSEE_C even when maille rows share a zone id and a rent (houses)', () => {
+  it('keys rows by INSEE_C even when maille rows share a zone id and a rent (houses)', async () => {
     const raw = rawRows(ANIL_SAMPLES.maison);
-    const parsed = parseAnil(fs.readFileSync(ANIL_SAMPLES.maison, 'utf8'), 'maison', 2024);
+    const parsed = await parseAnil(ANIL_SAMPLES.maison, 'maison', 2024);
     const zones = raw.map((r) => r.id_zone);
     expect(new Set(zones).size).toBeLessThan(zones.length);
     expect(new Set(parsed.rows.map((r) => r.code_commune)).size).toBe(raw.length);
     expect(parsed.anomalies.duplicate_insee).toBe(0);
   });
 
-  it('reads a Windows-1252 file with quoted fields, skips bad codes and rows without rent, and counts them', () => {
+  it('reads a Windows-1252 file with quoted fields, skips bad codes and rows without rent, and counts them', async () => {
     const text = ['"id_zone";"INSEE_C";"LIBGEO";"EPCI";"DEP";"REG";"loypredm2";"lwr.IPm2";"upr.IPm2";"TYPPRED";"nbobs_com";"nbobs_mail";"R2_adj"',
       '"12";"23096";"Guéret";"200034379";"23";"75";"8,41";"6,1";"11,5";"commune";"45";"300";"0,61"',
       '"13";"XX";"Nowhere";"";"";"";"8";"6";"11";"commune";"1";"1";"0,5"',
       '"14";"2B033";"Bastia";"";"2B";"94";"NA";"";"";"commune";"3";"3";""',
       '"15";"23096";"Guéret";"";"";"";"9";"6";"11";"commune";"1";"1";"0,5"'].join('\r\n');
-    const { text: decoded, encoding } = decodeText(Buffer.from(text, 'latin1'));
-    expect(encoding).toBe('windows-1252');
-    const parsed = parseAnil(decoded, 'appartement', 2025);
+    const file = path.join(tempDir(), 'pred-app-mef-dhup.csv');
+    fs.writeFileSync(file, Buffer.from(text, 'latin1'));
+    const parsed = await parseAnil(file, 'appartement', 2025);
+    expect(parsed.encoding).toBe('windows-1252');
     expect(parsed.rows).toHaveLength(1);
     expect(parsed.rows[0]).toMatchObject({ code_commune: '23096', libelle_commune: 'Guéret', loyer_m2_cc: 8.41, r2_ajuste: 0.61 });
     expect(parsed.anomalies).toMatchObject({ invalid_insee: 1, missing_loyer: 1, duplicate_insee: 1 });

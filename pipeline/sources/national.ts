@@ -1,5 +1,5 @@
-// Shared by the national, commune-level sources (Filosofi, ANIL): parsed rows are written as one lake partition
-// (scope, vintage year) through DuckDB with a fixed schema, and published atomically like a DVF partition.
+// Shared by the national, commune-level sources (Filosofi, ANIL): their staged DuckDB rows are written as one lake
+// partition (scope, vintage year) with a fixed schema, and published atomically like a DVF partition.
 import fs from 'node:fs';
 import path from 'node:path';
 import { lit, run } from '../../lib/duck';
@@ -37,25 +37,27 @@ export const OPTIONAL_SOURCE_COLUMNS: Record<string, Record<string, string>> = {
 
 type Columns = Record<string, string>;
 
-/** Writes `rows` (objects with the schema's columns) as the partition (scope, annee) of `source` and returns its record. */
+/**
+ * Writes the rows of `table` (a DuckDB table or view holding the schema's columns except imported_at, in the order
+ * to keep) as the partition (scope, annee) of `source` and returns its record.
+ */
 export async function writeNationalPartition(
   ctx: ImportContext,
-  opts: { source: string; scope: string; annee: number; columns: Columns; rows: Array<Record<string, unknown>>; item: ImportItem; rowsRead: number; anomalies: Record<string, number> },
+  opts: { source: string; scope: string; annee: number; columns: Columns; table: string; item: ImportItem; rowsRead: number; rowsKept: number; anomalies: Record<string, number> },
 ): Promise<PartitionRecord> {
-  const { source, scope, annee, columns, rows, item } = opts;
+  const { source, scope, annee, columns, item } = opts;
   const staging = ctx.lake.makeStagingDir();
   try {
-    const json = path.join(staging, 'rows.ndjson');
     const now = ctx.now.toISOString();
-    fs.writeFileSync(json, rows.map((r) => JSON.stringify({ ...r, imported_at: now })).join('\n') + '\n');
-    const spec = Object.entries(columns).map(([c, t]) => `${lit(c)}: ${lit(t)}`).join(', ');
+    const select = Object.entries(columns)
+      .map(([c, t]) => (c === 'imported_at' ? `TIMESTAMP ${lit(now.replace('T', ' ').replace('Z', ''))}` : `CAST(${c} AS ${t})`) + ` AS ${c}`)
+      .join(', ');
     const out = path.join(staging, 'data.parquet');
-    await run(ctx.conn, `COPY (SELECT ${Object.keys(columns).join(', ')} FROM read_json(${lit(json)}, format = 'newline_delimited', columns = {${spec}}))
-      TO ${lit(out)} (FORMAT parquet, COMPRESSION zstd)`);
+    await run(ctx.conn, `COPY (SELECT ${select} FROM ${opts.table}) TO ${lit(out)} (FORMAT parquet, COMPRESSION zstd)`);
     const file = ctx.lake.publishPartition(out, source, scope, annee);
     return {
       code_departement: scope, annee, file, source_url: item.file.url, source_format: item.part.format, vintage: item.file.vintage,
-      sha256: item.file.sha256, rows_read: opts.rowsRead, rows_kept: rows.length, mutations: 0, new_mutations: 0,
+      sha256: item.file.sha256, rows_read: opts.rowsRead, rows_kept: opts.rowsKept, mutations: 0, new_mutations: 0,
       anomalies: opts.anomalies, imported_at: now,
     };
   } finally {
