@@ -3,7 +3,9 @@
 // downloaded from a loopback mirror into the lake and the loyers_communes mart.
 import fs from 'node:fs';
 import path from 'node:path';
+import zlib from 'node:zlib';
 import { describe, expect, it } from 'vitest';
+import { samplesDir } from '../lib/config';
 import { all } from '../lib/duck';
 import { buildMarts } from '../marts/runner';
 import { Lake } from '../pipeline/lake';
@@ -69,6 +71,28 @@ describe('ANIL parser on the real Lyon extracts', () => {
     expect(parsed.rows).toHaveLength(1);
     expect(parsed.rows[0]).toMatchObject({ code_commune: '23096', libelle_commune: 'Guéret', loyer_m2_cc: 8.41, r2_ajuste: 0.61 });
     expect(parsed.anomalies).toMatchObject({ invalid_insee: 1, missing_loyer: 1, duplicate_insee: 1 });
+  });
+});
+
+describe('ANIL parser on the complete national file of the first ("2018") edition', () => {
+  it('reads the older column names and pads the codes that lost their leading zero', async () => {
+    const file = path.join(samplesDir, 'loyers_anil', 'carte-des-loyers-2018_indicateurs-loyers-appartements_national.csv.gz');
+    const [head, ...lines] = zlib.gunzipSync(fs.readFileSync(file)).toString('utf8').trim().split('\n').map((l) => l.split(';'));
+    const raw = lines.map((cells) => Object.fromEntries(head.map((h, i) => [h, cells[i]])));
+    const parsed = await parseAnil(file, 'appartement', 2018);
+    expect([parsed.rowsRead, parsed.rowsKept]).toEqual([raw.length, raw.length]);
+    expect(parsed.anomalies).toMatchObject({ invalid_insee: 0, duplicate_insee: 0, missing_loyer: 0, unparsable_value: 0 });
+    expect(parsed.anomalies.prediction_not_commune).toBe(raw.filter((r) => r.TYPPRED !== 'commune').length);
+    const short = raw.filter((r) => r.INSEE.length === 4);
+    expect(short.length).toBe(3179);
+    const byCode = new Map(parsed.rows.map((r) => [r.code_commune, r]));
+    for (const r of [short[0], short.at(-1)!, raw.find((x) => x.INSEE === '75101')!]) {
+      expect(byCode.get(r.INSEE.padStart(5, '0'))).toMatchObject({
+        libelle_commune: r.LIBGEO, nb_observations_commune: Number(r.NBobs_commune), nb_observations_maille: Number(r.NBobs_maille), niveau_prediction: r.TYPPRED,
+      });
+      expect(byCode.get(r.INSEE.padStart(5, '0'))!.loyer_m2_cc).toBeCloseTo(num(r.loypredm2), 12);
+      expect(byCode.get(r.INSEE.padStart(5, '0'))!.r2_ajuste).toBeCloseTo(num(r.R2adj), 12);
+    }
   });
 });
 
