@@ -647,7 +647,7 @@ async function dpeCsvBench(args: Record<string, string>) {
     console.log(`Rows read ${fmt(r.rowsRead)}, staged ${fmt(r.rowsStaged)}; anomalies ${JSON.stringify(r.anomalies)}; ${r.unmappedColumns} published columns not kept`);
     console.log(`stage (read_csv → typed TEMP table): ${fmt(r.stageSeconds, 1)} s, ${fmt(r.rowsRead / r.stageSeconds)} rows/s, ${fmt(gen.bytes / 2 ** 20 / r.stageSeconds)} MiB/s`);
     console.log(`copy (TEMP table → Parquet zstd, ${fmt(r.parquetMiB)} MiB): ${fmt(r.copySeconds, 1)} s`);
-    console.log(`end to end: ${fmt(seconds, 1)} s, ${fmt(r.rowsRead / seconds)} rows/s, ${fmt(r.cpuSeconds / seconds, 2)} CPU cores; peak RSS (VmHWM) ${fmt(r.peakRssMiB)} MiB → ${r.peakRssMiB < 2048 ? 'under' : 'OVER'} 2 GiB`);
+    console.log(`end to end: ${fmt(seconds, 1)} s, ${fmt(r.rowsRead / seconds)} rows/s, ${fmt(r.cpuSeconds / seconds, 2)} CPU cores (${fmt(r.rowsRead / r.cpuSeconds)} rows per CPU-second); peak RSS (VmHWM) ${fmt(r.peakRssMiB)} MiB → ${r.peakRssMiB < 2048 ? 'under' : 'OVER'} 2 GiB`);
     console.log(`load average after: ${os.loadavg().map((l) => fmt(l, 2)).join(' ')}`);
     const expectedBad = gen.badSurfaces;
     if ((r.anomalies.unparsable_surface_habitable_logement ?? 0) !== expectedBad || r.rowsRead !== gen.rows) {

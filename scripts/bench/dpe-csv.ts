@@ -161,7 +161,7 @@ export async function importDpeCsv(file: string, outDir: string): Promise<DpeImp
   const { instance, conn } = await openMemory({ threads: 2, memoryLimit: DPE_MEMORY_LIMIT });
   try {
     await run(conn, `SET temp_directory = ${lit(path.join(outDir, 'duckdb-tmp'))}`);
-    await run(conn, 'SET preserve_insertion_order = false');
+    // preserve_insertion_order stays on (DuckDB's default, the pipeline's setting): sources rely on rowid = file order
     const t0 = performance.now();
     const staged = await stageFile(conn, { file, table: 'dpe_staged', columns: DPE_BENCH_COLUMNS, tmpDir: outDir });
     const t1 = performance.now();
