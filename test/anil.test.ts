@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { samplesDir } from '../lib/config';
 import { all } from '../lib/duck';
 import { buildMarts } from '../marts/runner';
-import { Lake } from '../pipeline/lake';
+import { Lake } from '../lib/lake';
 import { runSource } from '../pipeline/run';
 import { ANIL_FILES, stageAnil, type AnilSegment } from '../pipeline/sources/anil';
 import { ANIL_SAMPLES, mirror, testConnection } from './helpers/income';

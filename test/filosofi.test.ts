@@ -5,7 +5,7 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { all, lit, one } from '../lib/duck';
-import { Lake } from '../pipeline/lake';
+import { Lake } from '../lib/lake';
 import { runSource } from '../pipeline/run';
 import { filosofiStatutSql, stageFilosofi } from '../pipeline/sources/filosofi';
 import { communeCodeSql, frenchNumberSql } from '../pipeline/sources/text';

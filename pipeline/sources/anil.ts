@@ -5,12 +5,12 @@ import { all, lit, run, type DuckDBConnection } from '../../lib/duck';
 import { stageFile } from '../stage';
 import { communeCodeSql } from './text';
 import { ANIL_COLUMNS, writeNationalPartition } from './national';
+import { anilDeclaration } from '../../lib/sources/anil';
 import type { ImportContext, ImportItem, ImportResult, Part, Selection, Source } from './types';
 
 // data.gouv.fr dataset "Carte des loyers - Indicateurs de loyers d'annonce par commune en <year>": one folder per
 // edition under this base (a mirror laid out the same way can be given with --base-url).
 const ANIL_BASE = 'https://static.data.gouv.fr/resources';
-const ANIL_DEFAULT_ANNEES = [2024];
 const datasetFolder = (annee: number) => `carte-des-loyers-indicateurs-de-loyers-dannonce-par-commune-en-${annee}`;
 
 /** Segment → published file name of an edition. */
@@ -72,15 +72,14 @@ export async function stageAnil(conn: DuckDBConnection, file: string, segment: A
 }
 
 export const anilSource: Source = {
-  name: 'anil',
-  defaultAnnees: () => ANIL_DEFAULT_ANNEES,
+  ...anilDeclaration,
 
   parts(sel: Selection): Part[] {
     const base = (sel.baseUrl ?? ANIL_BASE).replace(/\/$/, '');
     return sel.annees.flatMap((annee) =>
       (Object.entries(ANIL_FILES) as Array<[AnilSegment, string]>).map(([segment, name]) => ({
         source: 'anil', key: `FR-${segment}/${annee}`, format: segment, relPath: `${annee}/${name}`,
-        url: `${base}/${datasetFolder(annee)}/${name}`, annee, departements: [`FR-${segment}`],
+        url: `${base}/${datasetFolder(annee)}/${name}`, annee, partitions: [{ scope: `FR-${segment}`, annee }],
       })),
     );
   },
@@ -91,12 +90,12 @@ export const anilSource: Source = {
     const results: ImportResult[] = [];
     for (const item of items) {
       const segment = item.part.format as AnilSegment;
-      const parsed = await stageAnil(ctx.conn, item.file.path, segment, item.part.annee, path.join(ctx.lake.root, '.staging'));
+      const parsed = await stageAnil(ctx.conn, item.file.path, segment, item.part.annee!, path.join(ctx.lake.root, '.staging'));
       const anomalies = Object.fromEntries(Object.entries(parsed.anomalies).filter(([, n]) => n > 0));
       ctx.log(`anil ${segment} ${item.part.annee} (${parsed.encoding}): ${parsed.rowsKept} communes; ${Object.entries(anomalies).map(([k, n]) => `${k} ${n}`).join(', ') || 'no anomaly'}`);
       const partition = await writeNationalPartition(ctx, {
-        source: 'anil', scope: `FR-${segment}`, annee: item.part.annee, columns: ANIL_COLUMNS, table: parsed.table,
-        item, rowsRead: parsed.rowsRead, rowsKept: parsed.rowsKept, anomalies,
+        source: 'anil', scope: `FR-${segment}`, annee: item.part.annee!, columns: ANIL_COLUMNS, table: parsed.table,
+        item, rowsRead: parsed.rowsRead, anomalies,
       });
       await run(ctx.conn, `DROP TABLE ${parsed.table}`);
       results.push({ partitions: [partition], fileAnomalies: {} });

@@ -5,11 +5,11 @@ import { all, run, type DuckDBConnection } from '../../lib/duck';
 import { stageFile } from '../stage';
 import { communeCodeSql, frenchNumberSql } from './text';
 import { FILOSOFI_COLUMNS, writeNationalPartition } from './national';
+import { filosofiDeclaration } from '../../lib/sources/filosofi';
 import type { ImportContext, ImportItem, ImportResult, Part, Selection, Source } from './types';
 
 // INSEE publishes each vintage under a new page number: this is the 2020 one; --base-url selects another.
 const FILOSOFI_BASE = 'https://www.insee.fr/fr/statistiques/fichier/6692392';
-const FILOSOFI_DEFAULT_ANNEES = [2020];
 
 interface FilosofiParse {
   annee: number;
@@ -79,15 +79,14 @@ export async function stageFilosofi(conn: DuckDBConnection, file: string, fileYe
 }
 
 export const filosofiSource: Source = {
-  name: 'filosofi',
-  defaultAnnees: () => FILOSOFI_DEFAULT_ANNEES,
+  ...filosofiDeclaration,
 
   parts(sel: Selection): Part[] {
     const base = (sel.baseUrl ?? FILOSOFI_BASE).replace(/\/$/, '');
     return sel.annees.map((annee) => {
       const relPath = `base-cc-filosofi-${annee}_CSV.zip`;
       return {
-        source: 'filosofi', key: `FR/${annee}`, format: 'filosofi-com', relPath, url: `${base}/${relPath}`, annee, departements: ['FR'],
+        source: 'filosofi', key: `FR/${annee}`, format: 'filosofi-com', relPath, url: `${base}/${relPath}`, annee, partitions: [{ scope: 'FR', annee }],
         // The archive also holds other levels; under --from-dir the bare commune file is accepted too.
         zipEntry: `cc_filosofi_${annee}_COM.csv`,
         localAlternatives: [`cc_filosofi_${annee}_COM.csv`, `cc_filosofi_${annee}_COM.csv.gz`],
@@ -105,7 +104,7 @@ export const filosofiSource: Source = {
       ctx.log(`filosofi ${parsed.annee} (${parsed.encoding}): ${parsed.rowsKept} communes; ${Object.entries(anomalies).map(([k, n]) => `${k} ${n}`).join(', ') || 'no anomaly'}`);
       const partition = await writeNationalPartition(ctx, {
         source: 'filosofi', scope: 'FR', annee: parsed.annee, columns: FILOSOFI_COLUMNS, table: parsed.table,
-        item, rowsRead: parsed.rowsRead, rowsKept: parsed.rowsKept, anomalies,
+        item, rowsRead: parsed.rowsRead, anomalies,
       });
       await run(ctx.conn, `DROP TABLE ${parsed.table}`);
       results.push({ partitions: [partition], fileAnomalies: {} });
