@@ -41,6 +41,16 @@ export function createApp(ctx: AppContext): Express {
     res.set('X-Request-Id', given && REQUEST_ID_RE.test(given) ? given : crypto.randomUUID());
     next();
   });
+  // A path whose percent-encoding does not decode (/%ZZ, a truncated UTF-8 sequence) is the client's mistake: refuse it
+  // here, before the router's own decoding throws a URIError deep inside a route.
+  app.use((req: Request, _res: Response, next: NextFunction) => {
+    try {
+      decodeURIComponent(req.path);
+    } catch {
+      throw new ApiError('invalid_request', 'the URL path holds a malformed percent-encoding (%XX with two hex digits, valid UTF-8)');
+    }
+    next();
+  });
   app.use(express.json({ limit: '100kb' }));
 
   // For load balancers: no key, no credits; 503 until a serving database is loaded.
@@ -82,17 +92,37 @@ export function createApp(ctx: AppContext): Express {
   });
   // The one error renderer: every failure, including malformed JSON bodies, leaves in the specified error body.
   app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
-    const e = err as { type?: string; status?: number };
-    let apiError: ApiError;
-    if (e?.type === 'entity.parse.failed') apiError = invalidParams([{ param: 'body', issue: 'malformed JSON' }]);
-    else if (e?.type === 'entity.too.large') apiError = invalidParams([{ param: 'body', issue: 'larger than 100 kB' }]);
-    else if (e?.type && e.status && e.status < 500) apiError = invalidParams([{ param: 'body', issue: String((err as Error).message) }]);
-    else {
-      apiError = toApiError(err);
-      if (!(err instanceof ApiError)) ctx.log(`unhandled error: ${(err as Error)?.stack ?? String(err)}`);
-    }
+    const apiError = clientErrorOf(err) ?? toApiError(err);
+    if (!(err instanceof ApiError) && apiError.status >= 500) ctx.log(`unhandled error: ${(err as Error)?.stack ?? String(err)}`);
     for (const [name, value] of Object.entries(apiError.opts.headers ?? {})) res.set(name, value);
     res.status(apiError.status).json(apiError.body);
   });
   return app;
+}
+
+/**
+ * The API error for a failure the client caused before any route ran (body-parser's and the router's http-errors,
+ * which carry a 4xx `status`), or undefined. body-parser tags its own errors with a `type`; a body that is not what
+ * its Content-Encoding says (zlib's Z_DATA_ERROR, Z_BUF_ERROR) and a path parameter that does not decode (URIError)
+ * carry only the status.
+ */
+function clientErrorOf(err: unknown): ApiError | undefined {
+  if (err instanceof ApiError) return err;
+  const e = err as { type?: string; status?: unknown; code?: unknown } | undefined;
+  if (typeof e?.status !== 'number' || e.status < 400 || e.status >= 500) return undefined;
+  switch (e.type) {
+    case 'entity.parse.failed':
+      return invalidParams([{ param: 'body', issue: 'malformed JSON' }]);
+    case 'entity.too.large':
+      return invalidParams([{ param: 'body', issue: 'larger than 100 kB' }]);
+    case 'encoding.unsupported':
+      return new ApiError('invalid_request', 'unsupported Content-Encoding: send identity, gzip, deflate or br');
+    case 'charset.unsupported':
+      return new ApiError('invalid_request', 'unsupported charset: send the JSON body in UTF-8');
+  }
+  if (typeof e.code === 'string' && e.code.startsWith('Z_')) {
+    return new ApiError('invalid_request', 'the body could not be decompressed as its Content-Encoding header says');
+  }
+  if (err instanceof URIError) return new ApiError('invalid_request', 'the URL path holds a malformed percent-encoding');
+  return new ApiError('invalid_request', 'the request could not be read');
 }
