@@ -5,7 +5,8 @@ import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-ope
 import type { AppContext } from './context';
 import { DOCS_CSP, docsPageHtml } from './docs-page';
 import { ApiError, ERROR_STATUS, invalidParams } from './errors';
-import { errorSchema, mountEndpoint, toApiError, type AnyEndpoint } from './platform';
+import { z } from './params';
+import { errorSchema, mountEndpoint, operationIdOf, toApiError, type AnyEndpoint } from './platform';
 import { ANALYTICS_ENDPOINTS } from './routes/analytics';
 import { FLIPS_ENDPOINTS } from './routes/flips';
 import { INCOME_ENDPOINTS } from './routes/income';
@@ -64,6 +65,7 @@ export function createApp(ctx: AppContext): Express {
   registry.registerComponent('securitySchemes', 'ApiKey', { type: 'apiKey', in: 'header', name: 'X-API-Key' });
   registry.registerComponent('securitySchemes', 'Bearer', { type: 'http', scheme: 'bearer' });
   for (const endpoint of ENDPOINTS) mountEndpoint(app, registry, ctx, endpoint);
+  registerServiceRoutes(registry);
 
   const document = new OpenApiGeneratorV31(registry.definitions).generateDocument({
     openapi: '3.1.0',
@@ -98,6 +100,37 @@ export function createApp(ctx: AppContext): Express {
     res.status(apiError.status).json(apiError.body);
   });
   return app;
+}
+
+/** /health and the document itself, which answer without a key and outside the endpoint registry. */
+function registerServiceRoutes(registry: OpenAPIRegistry): void {
+  const health = z
+    .object({
+      status: z.enum(['ok', 'no_data']).openapi({ description: 'no_data (with 503) until a serving database is loaded.' }),
+      serving_database: z.string().nullable().openapi({ description: 'The serving database in use; null without one.' }),
+    })
+    .openapi('Health');
+  const json = (description: string, schema: z.ZodType) => ({ description, content: { 'application/json': { schema } } });
+  registry.registerPath({
+    method: 'get',
+    path: '/health',
+    operationId: operationIdOf('get', '/health'),
+    tags: ['Service'],
+    summary: 'Liveness and readiness, for load balancers',
+    description: 'No key, no credits.',
+    security: [],
+    responses: { 200: json('A serving database is loaded.', health), 503: json('No serving database yet.', health) },
+  });
+  registry.registerPath({
+    method: 'get',
+    path: '/v1/openapi.json',
+    operationId: 'getOpenApiDocument',
+    tags: ['Service'],
+    summary: 'This OpenAPI 3.1 document',
+    description: 'No key, no credits.',
+    security: [],
+    responses: { 200: json('The OpenAPI document.', z.object({ openapi: z.string() }).passthrough().openapi('OpenApiDocument')) },
+  });
 }
 
 /**
