@@ -1,47 +1,49 @@
 // The HTTP application: the platform (request ids, errors, OpenAPI, docs) and the route modules mounted on it.
-import crypto from 'node:crypto';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
 import type { AppContext } from './context';
-import { DOCS_CSP, docsPageHtml } from './docs-page';
+import { mountDocs } from './docs-page';
 import { ApiError, ERROR_STATUS, invalidParams } from './errors';
+import { accessLog } from './log';
 import { z } from './params';
-import { errorSchema, mountEndpoint, operationIdOf, toApiError, type AnyEndpoint } from './platform';
-import { ANALYTICS_ENDPOINTS } from './routes/analytics';
+import { errorSchema, mountEndpoint, operationIdOf, requestIdOf, toApiError, type AnyEndpoint } from './platform';
 import { FLIPS_ENDPOINTS } from './routes/flips';
-import { INCOME_ENDPOINTS } from './routes/income';
-import { metaSources } from './routes/meta';
-import { PLACES_ENDPOINTS } from './routes/places';
-import { statsMarket } from './routes/stats/market';
-import { getTransaction, searchTransactions } from './routes/transactions';
+import { HEATMAP_ENDPOINTS } from './routes/heatmap';
+import { MARKET_ENDPOINTS } from './routes/market';
+import { META_ENDPOINTS } from './routes/meta';
+import { PROPERTY_HISTORY_ENDPOINTS } from './routes/property-history';
+import { STATS_ENDPOINTS } from './routes/stats';
+import { TRANSACTIONS_ENDPOINTS } from './routes/transactions';
 import { VALUATION_ENDPOINTS } from './routes/valuation';
 
-/** Every endpoint of the API; a new route module is one more line here. */
+/**
+ * Every endpoint of the API. Route folders follow the URL families (folder = first path segment after /v1, the
+ * market-* trio shares market/, comparables and estimate share valuation/); a new family is one more line here.
+ */
 export const ENDPOINTS: AnyEndpoint[] = [
-  searchTransactions,
-  getTransaction,
-  statsMarket,
-  ...ANALYTICS_ENDPOINTS,
-  ...PLACES_ENDPOINTS,
+  ...TRANSACTIONS_ENDPOINTS,
+  ...STATS_ENDPOINTS,
+  ...MARKET_ENDPOINTS,
+  ...HEATMAP_ENDPOINTS,
+  ...PROPERTY_HISTORY_ENDPOINTS,
   ...VALUATION_ENDPOINTS,
-  ...INCOME_ENDPOINTS,
   ...FLIPS_ENDPOINTS,
-  metaSources,
+  ...META_ENDPOINTS,
 ];
-
-const REQUEST_ID_RE = /^[\w.:-]{1,128}$/;
 
 export function createApp(ctx: AppContext): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
 
-  // Echo the caller's X-Request-Id when it is a sane token, else make one; present on every response.
+  // One id per request (docs/decisions.md, Request ids): the caller's X-Request-Id when it is a sane token, else a new
+  // one; echoed on every response and used by the credit ledger, the logs and every error body.
   app.use((req: Request, res: Response, next: NextFunction) => {
-    const given = req.get('x-request-id');
-    res.set('X-Request-Id', given && REQUEST_ID_RE.test(given) ? given : crypto.randomUUID());
+    res.locals.requestId = requestIdOf(req.get('x-request-id'));
+    res.set('X-Request-Id', res.locals.requestId as string);
     next();
   });
+  app.use(accessLog(ctx.logger));
   // A path whose percent-encoding does not decode (/%ZZ, a truncated UTF-8 sequence) is the client's mistake: refuse it
   // here, before the router's own decoding throws a URIError deep inside a route.
   app.use((req: Request, _res: Response, next: NextFunction) => {
@@ -54,10 +56,11 @@ export function createApp(ctx: AppContext): Express {
   });
   app.use(express.json({ limit: '100kb' }));
 
-  // For load balancers: no key, no credits; 503 until a serving database is loaded.
-  app.get('/health', (_req: Request, res: Response) => {
-    const ready = ctx.db.file !== undefined;
-    res.status(ready ? 200 : 503).json({ status: ready ? 'ok' : 'no_data', serving_database: ctx.db.file ?? null });
+  // For load balancers: no key, no credits; 503 until a serving database is loaded. The file's name and vintage only:
+  // its absolute path would tell anyone the server's layout.
+  app.get('/health', async (_req: Request, res: Response) => {
+    const serving = (await ctx.db.describe()) ?? null;
+    res.status(serving ? 200 : 503).json({ status: serving ? 'ok' : 'no_data', serving_database: serving });
   });
 
   const registry = new OpenAPIRegistry();
@@ -85,9 +88,7 @@ export function createApp(ctx: AppContext): Express {
   app.get('/v1/openapi.json', (_req: Request, res: Response) => {
     res.json(document);
   });
-  app.get('/docs', (_req: Request, res: Response) => {
-    res.type('html').set('Content-Security-Policy', DOCS_CSP).send(docsPageHtml());
-  });
+  mountDocs(app);
 
   app.use((req: Request) => {
     throw new ApiError('not_found', `no route for ${req.method} ${req.path}`);
@@ -95,9 +96,10 @@ export function createApp(ctx: AppContext): Express {
   // The one error renderer: every failure, including malformed JSON bodies, leaves in the specified error body.
   app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
     const apiError = clientErrorOf(err) ?? toApiError(err);
-    if (!(err instanceof ApiError) && apiError.status >= 500) ctx.log(`unhandled error: ${(err as Error)?.stack ?? String(err)}`);
+    // The access log writes its stack (a client's mistake never gets one).
+    if (!(err instanceof ApiError) && apiError.status >= 500) res.err = err as Error;
     for (const [name, value] of Object.entries(apiError.opts.headers ?? {})) res.set(name, value);
-    res.status(apiError.status).json(apiError.body);
+    res.status(apiError.status).json(apiError.bodyFor((res.locals.requestId as string | undefined) ?? requestIdOf(undefined)));
   });
   return app;
 }
@@ -107,7 +109,10 @@ function registerServiceRoutes(registry: OpenAPIRegistry): void {
   const health = z
     .object({
       status: z.enum(['ok', 'no_data']).openapi({ description: 'no_data (with 503) until a serving database is loaded.' }),
-      serving_database: z.string().nullable().openapi({ description: 'The serving database in use; null without one.' }),
+      serving_database: z
+        .object({ name: z.string().openapi({ description: 'File name of the serving database.' }), vintage: z.string().nullable() })
+        .nullable()
+        .openapi({ description: 'The serving database in use (its name and vintage, never its path); null without one.' }),
     })
     .openapi('Health');
   const json = (description: string, schema: z.ZodType) => ({ description, content: { 'application/json': { schema } } });

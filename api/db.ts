@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { dataDir, paths } from '../lib/config';
-import { all, DuckDBInstance, lit, run, type DuckDBConnection, type Params } from '../lib/duck';
+import { all, DuckDBInstance, run, type DuckDBConnection, type Params } from '../lib/duck';
 import { currentServingFile } from '../lib/serving';
 
 export class QueryTimeoutError extends Error {
@@ -26,6 +26,7 @@ interface Generation {
   waiters: Array<(c: DuckDBConnection) => void>;
   inFlight: number;
   retired: boolean;
+  vintage?: Promise<string | null>;
 }
 
 export interface ServingDbOptions {
@@ -36,10 +37,18 @@ export interface ServingDbOptions {
   queryTimeoutMs?: number;
   /** How often the CURRENT pointer is checked for a new build. */
   watchIntervalMs?: number;
+  /** Where a failing on-swap listener's error goes (default: stderr). */
+  onSwapError?: (e: Error) => void;
 }
+
+/** Called after the API switched to a new serving database (its file), e.g. to run the alert scan on new data. */
+export type SwapListener = (file: string) => void | Promise<void>;
 
 export class ServingDb {
   private gen: Generation | undefined;
+  private readonly swapListeners: SwapListener[] = [];
+  /** Set once start() opened the database there was: later switches (even to a first build) fire the listeners. */
+  private started = false;
   private watcher: NodeJS.Timeout | undefined;
   private swapping: Promise<void> | undefined;
   readonly opts: Required<ServingDbOptions>;
@@ -52,6 +61,7 @@ export class ServingDb {
       memoryLimit: opts.memoryLimit ?? '2GB',
       queryTimeoutMs: opts.queryTimeoutMs ?? 10_000,
       watchIntervalMs: opts.watchIntervalMs ?? 1_000,
+      onSwapError: opts.onSwapError ?? ((e) => console.error(`on-swap listener failed: ${e.message}`)),
     };
   }
 
@@ -59,11 +69,40 @@ export class ServingDb {
     return this.gen?.file;
   }
 
+  /**
+   * What may be shown of the served data without a key (GET /health): the file's name, never its path, and the
+   * vintage of its sales (latest DVF publication date in the manifest snapshot), read once per file.
+   */
+  async describe(): Promise<{ name: string; vintage: string | null } | undefined> {
+    const g = this.gen;
+    if (!g) return undefined;
+    g.vintage ??= this.query<{ vintage: string | null }>(
+      `select max(p.value->>'vintage') as vintage
+       from meta_manifest, json_each(manifest::JSON, '$.sources.dvf.partitions') as p`,
+    ).then(([r]) => r?.vintage ?? null, () => null);
+    return { name: path.basename(g.file), vintage: await g.vintage };
+  }
+
   /** Opens the current serving file (if any) and starts watching for new builds. */
   async start(): Promise<void> {
     await this.refresh();
+    this.started = true;
     this.watcher = setInterval(() => void this.refresh().catch(() => {}), this.opts.watchIntervalMs);
     this.watcher.unref();
+  }
+
+  /**
+   * Registers a callback fired after every switch to a new serving database (not for the one opened by start(); for
+   * the first build published while the API runs without data, yes). It
+   * runs once the new generation serves queries; its failure is logged by the caller's promise, never breaks the swap.
+   * Returns a function that unregisters it.
+   */
+  onSwap(listener: SwapListener): () => void {
+    this.swapListeners.push(listener);
+    return () => {
+      const i = this.swapListeners.indexOf(listener);
+      if (i >= 0) this.swapListeners.splice(i, 1);
+    };
   }
 
   /** Switches to the file CURRENT points at when it changed. Safe to call concurrently. */
@@ -82,9 +121,16 @@ export class ServingDb {
       previous.retired = true;
       this.closeIfDrained(previous);
     }
+    // listeners run after the swap, outside it: a slow or failing listener never delays or undoes it
+    if (this.started) {
+      for (const l of [...this.swapListeners]) void Promise.resolve().then(() => l(file)).catch((e: Error) => this.opts.onSwapError(e));
+    }
   }
 
   private async openGeneration(file: string): Promise<Generation> {
+    // A published serving file is never written again, so a WAL beside it can only be junk (DuckDB lets a connection
+    // write its own database's WAL path even when locked down, see below): never let it be replayed.
+    fs.rmSync(`${file}.wal`, { force: true });
     const instance = await DuckDBInstance.create(file, {
       access_mode: 'READ_ONLY',
       threads: String(this.opts.threads),
@@ -93,9 +139,10 @@ export class ServingDb {
       autoload_known_extensions: 'false',
     });
     const idle: DuckDBConnection[] = [await instance.connect()];
-    // No request can make DuckDB read or write another file, load an extension, or change these settings afterwards
-    // (instance-wide; set in this order because external access cannot be re-enabled once off).
-    await run(idle[0], `SET allowed_directories = [${lit(path.dirname(file))}]`);
+    // No request can make DuckDB read or write any file but its own database, attach another database, load or install
+    // an extension, or change a setting afterwards (docs/decisions.md, DuckDB lockdown). No allowed_directories: with
+    // external access off, DuckDB only admits the database file itself, its WAL names and its spill folder
+    // (`<file>.tmp`), which it adds on its own. Instance-wide; lock_configuration last, it freezes everything.
     await run(idle[0], 'SET enable_external_access = false');
     await run(idle[0], 'SET lock_configuration = true');
     for (let i = 1; i < this.opts.poolSize; i++) idle.push(await instance.connect());

@@ -4,6 +4,7 @@ import type { Duplex } from 'node:stream';
 import { createApp } from './app';
 import { closeContext, createContext, type AppContext } from './context';
 import { ApiError } from './errors';
+import { requestIdOf } from './platform';
 
 /** The API error for a request Node's HTTP parser refused before Express saw it. */
 function parserError(code: string | undefined): ApiError {
@@ -26,17 +27,22 @@ export function answerParserErrors(server: Server): void {
       return;
     }
     const e = parserError(err.code);
-    const body = JSON.stringify(e.body);
+    // Its own id: the request never reached the middleware that reads X-Request-Id, and its headers may be the fault.
+    const requestId = requestIdOf(undefined);
+    const body = JSON.stringify(e.bodyFor(requestId));
     socket.once('finish', () => socket.destroy());
     socket.end(
       `HTTP/1.1 ${e.status} ${STATUS_CODES[e.status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
-        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+        `X-Request-Id: ${requestId}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
     );
   });
 }
 
 export async function startServer(port = Number(process.env.PORT ?? 3000)): Promise<{ server: Server; ctx: AppContext }> {
   const ctx = createContext();
+  // Charges a killed process left pending were never answered: give them back before serving (docs/decisions.md).
+  const refunded = ctx.credits.refundAbandoned();
+  if (refunded) ctx.logger.warn({ refunded }, `refunded ${refunded} charge${refunded > 1 ? 's' : ''} left pending by a process that stopped without answering`);
   await ctx.db.start();
   const app = createApp(ctx);
   const server = await new Promise<Server>((resolve) => {

@@ -4,7 +4,9 @@
 // answers. Prints the answers by status and every failing request; exits 1 when any request failed.
 import fc from 'fast-check';
 import { describeRequest, fuzzTarget, problems, requestArbitrary, send, type FuzzRequest } from '../test/helpers/fuzz';
-import { buildDemoData, startTestApi, type TestApi } from '../test/helpers/api';
+import { buildDemo } from '../pipeline/demo/build';
+import { startTestApi, type TestApi } from '../test/helpers/api';
+import { tempDir } from '../test/helpers/samples';
 
 function args(argv: string[]): Record<string, string> {
   const out: Record<string, string> = {};
@@ -26,7 +28,9 @@ async function main(): Promise<void> {
   let key = a.key;
   if (!url) {
     console.log('building the demo dataset…');
-    api = await startTestApi({ dataRoot: await buildDemoData(), now: '2026-02-15T12:00:00Z', limits: { rateLimitPerMinute: 1_000_000_000, denseQueryBudgetMs: 60_000 } });
+    const dataRoot = tempDir('foncier-fuzz-');
+    await buildDemo({ dataRoot });
+    api = await startTestApi({ dataRoot, now: '2026-02-15T12:00:00Z', limits: { rateLimitPerMinute: 1_000_000_000, denseQueryBudgetMs: 60_000 } });
     url = api.url;
     key = api.key({ balance: 1_000_000_000 });
   }

@@ -7,12 +7,13 @@ import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../api/app';
 import { answerParserErrors } from '../api/server';
-import { buildDemoData, startTestApi, type TestApi } from './helpers/api';
+import { startTestApi, type TestApi } from './helpers/api';
+import { testData } from './helpers/data';
 
 let api: TestApi;
 let key: string;
 beforeAll(async () => {
-  api = await startTestApi({ dataRoot: await buildDemoData(), now: '2026-02-15T12:00:00Z' });
+  api = await startTestApi({ dataRoot: await testData('demo'), now: '2026-02-15T12:00:00Z' });
   key = api.key({ balance: 1_000_000 });
 });
 afterAll(() => api.close());

@@ -4,7 +4,8 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describeRequest, fuzzTarget, problems, requestArbitrary, send, type FuzzTarget } from './helpers/fuzz';
-import { buildDemoData, startTestApi, type TestApi } from './helpers/api';
+import { startTestApi, type TestApi } from './helpers/api';
+import { testData } from './helpers/data';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261124);
 const RUNS = Number(process.env.FUZZ_RUNS ?? 2500);
@@ -16,7 +17,7 @@ beforeAll(async () => {
   // Limits raised so that only the request decides the answer: no 429 or 503 from the fuzzer's own pace, and no
   // timeout from a loaded test machine.
   api = await startTestApi({
-    dataRoot: await buildDemoData(),
+    dataRoot: await testData('demo'),
     now: '2026-02-15T12:00:00Z',
     limits: { rateLimitPerMinute: 1_000_000_000, denseQueryBudgetMs: 60_000 },
   });

@@ -5,12 +5,13 @@ import SwaggerParser from '@apidevtools/swagger-parser';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { operationIdOf } from '../api/platform';
-import { buildDemoData, startTestApi, type TestApi } from './helpers/api';
+import { startTestApi, type TestApi } from './helpers/api';
+import { testData } from './helpers/data';
 
 let api: TestApi;
 let doc: any;
 beforeAll(async () => {
-  api = await startTestApi({ dataRoot: await buildDemoData(), now: '2026-02-15T12:00:00Z' });
+  api = await startTestApi({ dataRoot: await testData('demo'), now: '2026-02-15T12:00:00Z' });
   doc = (await api.get('/v1/openapi.json')).body;
 });
 afterAll(() => api.close());
