@@ -4,6 +4,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describeRequest, fuzzTarget, problems, requestArbitrary, send, type FuzzTarget } from './helpers/fuzz';
+import { RegistryClient, registryConfigFromEnv } from '../lib/registry';
 import { startTestApi, type TestApi } from './helpers/api';
 import { testData } from './helpers/data';
 
@@ -20,6 +21,13 @@ beforeAll(async () => {
     dataRoot: await testData('demo'),
     now: '2026-02-15T12:00:00Z',
     limits: { rateLimitPerMinute: 1_000_000_000, denseQueryBudgetMs: 60_000 },
+    // businesses/:siren answers from a stand-in registry that knows no SIREN (404), never the network; unconfigured it
+    // would answer its documented 503 registry_unavailable.
+    registry: new RegistryClient(
+      { ...registryConfigFromEnv({ INSEE_SIRENE_API_KEY: 'fuzz' }), requestsPerInterval: 1_000_000_000 },
+      undefined,
+      (async () => new Response('{"header":{"statut":404}}', { status: 404 })) as typeof fetch,
+    ),
   });
   key = api.key({ balance: 1_000_000_000 });
   target = await fuzzTarget((await api.get('/v1/openapi.json')).body);
