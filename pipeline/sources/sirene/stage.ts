@@ -1,10 +1,11 @@
-// Typed staging of géo-SIRENE establishment files and StockUniteLegale files in DuckDB: the files are read where they
-// lie (CSV or CSV.gz, never into the Node heap), columns are found by header name, and the rules (active, seven
-// business types, privacy of partial diffusion) live in the sibling .sql files.
+// Typed staging of géo-SIRENE establishment files and StockUniteLegale files in DuckDB: the streaming template
+// (pipeline/stage.ts) reads the files where they lie (CSV, CSV.gz, ZIP; never into the Node heap) and finds columns by
+// header name; the rules (active, seven business types, privacy of partial diffusion) live in the sibling .sql files.
 import fs from 'node:fs';
 import path from 'node:path';
 import { all, lit, one, run, type DuckDBConnection } from '../../../lib/duck';
-import { nafTypeValuesSql } from '../../../lib/sirene';
+import { nafTypeValuesSql, NOT_DIFFUSED } from '../../../lib/sirene';
+import { stageFile, type StageColumn } from '../../stage';
 
 const sqlDir = path.dirname(new URL(import.meta.url).pathname);
 const readSql = (name: string) => fs.readFileSync(path.join(sqlDir, name), 'utf8');
@@ -40,23 +41,30 @@ const VOIE_TYPES: Record<string, string> = {
 
 const voieTypesSql = () => Object.entries(VOIE_TYPES).map(([c, l]) => `(${lit(c)}, ${lit(l)})`).join(', ');
 
-const quoteIdent = (name: string) => `"${name.replace(/"/g, '""')}"`;
-
 /**
- * A view `name` over the files with exactly the wanted columns, matched by header name: a required column missing
- * from every file is an error naming it, an optional one is NULL. Files with different headers are unioned by name.
+ * A table `name` with exactly the wanted columns, read from the files by the streaming template (pipeline/stage.ts):
+ * headers matched by name (a required column missing is an error naming it, an optional one is NULL), `[ND]` and
+ * blanks NULL, malformed lines counted. Several files are appended one by one.
  */
-async function rawView(conn: DuckDBConnection, name: string, files: string[], required: string[], optional: string[]): Promise<string[]> {
+async function rawTable(conn: DuckDBConnection, name: string, files: string[], required: string[], optional: string[]): Promise<{ absent: string[]; malformed: number }> {
   if (files.length === 0) throw new Error(`${name}: no file to read`);
-  const source = `read_csv([${files.map(lit).join(', ')}], header = true, all_varchar = true, union_by_name = true,
-    delim = ',', quote = '"', escape = '"', strict_mode = false, null_padding = true)`;
-  const header = (await all<{ column_name: string }>(conn, `DESCRIBE SELECT * FROM ${source}`)).map((r) => r.column_name);
-  const have = new Set(header);
-  const missing = required.filter((c) => !have.has(c));
-  if (missing.length) throw new Error(`${files.map((f) => path.basename(f)).join(', ')}: column(s) ${missing.join(', ')} not found in the header`);
-  const cols = [...required, ...optional].map((c) => (have.has(c) ? `${quoteIdent(c)}` : `NULL::VARCHAR AS ${quoteIdent(c)}`));
-  await run(conn, `CREATE OR REPLACE TEMP VIEW ${name} AS SELECT ${cols.join(', ')} FROM ${source}`);
-  return optional.filter((c) => !have.has(c));
+  const columns: Record<string, StageColumn> = Object.fromEntries([
+    ...required.map((c) => [c, { type: 'VARCHAR', required: true }]),
+    ...optional.map((c) => [c, { type: 'VARCHAR' }]),
+  ]);
+  const absent = new Set(optional);
+  let malformed = 0;
+  for (const [i, file] of files.entries()) {
+    const table = i === 0 ? name : `${name}__next`;
+    const r = await stageFile(conn, { file, table, columns, delimiter: ',', nullStrings: ['', NOT_DIFFUSED] });
+    for (const c of optional) if (r.mapping[c] !== null) absent.delete(c);
+    malformed += r.anomalies.malformed_line ?? 0;
+    if (i > 0) {
+      await run(conn, `INSERT INTO ${name} SELECT * FROM ${table}`);
+      await run(conn, `DROP TABLE ${table}`);
+    }
+  }
+  return { absent: [...absent], malformed };
 }
 
 async function defineMacros(conn: DuckDBConnection): Promise<void> {
@@ -78,7 +86,8 @@ export interface StageReport {
 /** Stages establishment files into the temp table `sirene_etablissements_stg` (columns: stage_etablissements.sql). */
 export async function stageEtablissements(conn: DuckDBConnection, files: string[]): Promise<StageReport> {
   await defineMacros(conn);
-  const absentColumns = await rawView(conn, 'sirene_raw_etab', files, ETAB_REQUIRED, ETAB_OPTIONAL);
+  const raw = await rawTable(conn, 'sirene_raw_etab', files, ETAB_REQUIRED, ETAB_OPTIONAL);
+  const absentColumns = raw.absent;
   await run(conn, fill(readSql('scan_etablissements.sql'), { naf_types: nafTypeValuesSql() }));
   await run(conn, `CREATE OR REPLACE TEMP TABLE sirene_etablissements_stg AS ${fill(readSql('stage_etablissements.sql'), { voie_types: voieTypesSql() })}`);
   const { latest_treatment, ...scan } = (await one<Record<string, number> & { latest_treatment: string | null }>(
@@ -99,10 +108,14 @@ export async function stageEtablissements(conn: DuckDBConnection, files: string[
      FROM sirene_etablissements_stg`,
   ))!;
   await run(conn, 'DROP TABLE sirene_etab_scan');
+  await run(conn, 'DROP TABLE sirene_raw_etab');
   const { rows_read, rows_kept, ...rest } = { ...scan, ...kept };
   // Duplicated SIRETs are what the kept count lacks once every other reason is counted.
   const duplicate_siret = rows_read - rows_kept - rest.not_active - rest.other_activity - rest.old_nomenclature - rest.invalid_siret;
-  return { rowsRead: rows_read, rowsKept: rows_kept, absentColumns, latestTreatment: latest_treatment, anomalies: { ...rest, duplicate_siret } };
+  return {
+    rowsRead: rows_read + raw.malformed, rowsKept: rows_kept, absentColumns, latestTreatment: latest_treatment,
+    anomalies: { ...rest, duplicate_siret, malformed_line: raw.malformed },
+  };
 }
 
 /**
@@ -112,7 +125,8 @@ export async function stageEtablissements(conn: DuckDBConnection, files: string[
  */
 export async function stageUnitesLegales(conn: DuckDBConnection, files: string[], sirensSql: string): Promise<StageReport> {
   await defineMacros(conn);
-  const absentColumns = await rawView(conn, 'sirene_raw_ul', files, UL_REQUIRED, UL_OPTIONAL);
+  const raw = await rawTable(conn, 'sirene_raw_ul', files, UL_REQUIRED, UL_OPTIONAL);
+  const absentColumns = raw.absent;
   await run(conn, `CREATE OR REPLACE TEMP TABLE sirene_wanted_sirens AS SELECT DISTINCT siren FROM (${sirensSql})`);
   await run(conn, `CREATE OR REPLACE TEMP TABLE sirene_unites_legales_stg AS ${readSql('stage_unites_legales.sql')}`);
   const r = (await one<Record<string, number>>(
@@ -121,8 +135,12 @@ export async function stageUnitesLegales(conn: DuckDBConnection, files: string[]
        (SELECT count(*) FROM sirene_unites_legales_stg WHERE diffusion_partielle) AS partial_diffusion,
        (SELECT count(*) FROM sirene_wanted_sirens WHERE siren NOT IN (SELECT siren FROM sirene_unites_legales_stg)) AS unit_not_found`,
   ))!;
-  // Counting every line of a national stock would cost a second pass over the file: not worth it here.
-  return { rowsRead: r.rows_kept, rowsKept: r.rows_kept, absentColumns, anomalies: { unit_partial_diffusion: r.partial_diffusion, unit_not_found: r.unit_not_found } };
+  const [{ n }] = await all<{ n: number }>(conn, 'SELECT count(*)::INTEGER AS n FROM sirene_raw_ul');
+  await run(conn, 'DROP TABLE sirene_raw_ul');
+  return {
+    rowsRead: n + raw.malformed, rowsKept: r.rows_kept, absentColumns,
+    anomalies: { unit_partial_diffusion: r.partial_diffusion, unit_not_found: r.unit_not_found, unit_malformed_line: raw.malformed },
+  };
 }
 
 /** The snapshot's lake rows (businesses.sql) from the two staged tables, into the temp table `sirene_businesses`. */
