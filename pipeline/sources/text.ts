@@ -14,7 +14,7 @@ export function decodeText(bytes: Buffer): { text: string; encoding: 'utf-8' | '
 }
 
 /** Splits one delimited line; fields may be quoted ("a;b", "" for a quote). */
-function splitLine(line: string, sep = ';'): string[] {
+export function splitLine(line: string, sep = ';'): string[] {
   const out: string[] = [];
   let cur = '';
   let quoted = false;
