@@ -1,10 +1,12 @@
 // Builds the offline demo: generated files in the real geo-DVF, Filosofi and ANIL formats, imported by the same
 // pipeline code as the real data, then the marts and the serving database.
+import { join } from 'node:path';
 import { dataDir, paths } from '../../lib/config';
 import { runBacktest } from '../../lib/valuation/backtest';
 import { calibrationFile } from '../../lib/valuation/calibration';
 import { buildMarts } from '../../marts/runner';
 import { runSource } from '../run';
+import { importDpeDepartements } from '../sources/dpe/import';
 import { generateDemo } from './generate';
 import { DEMO_ANIL_YEAR, DEMO_FILOSOFI_YEAR, generateIncome } from './generate-income';
 
@@ -28,6 +30,8 @@ export async function buildDemo(opts: { dataRoot?: string; log?: (m: string) => 
     if (bad.length) throw new Error(`demo ${name} import failed: ${bad.map((o) => `${o.part.key}: ${o.error}`).join('; ')}`);
   }
   log(`Income and rent files: ${income.files.join(', ')}`);
+  const dpe = await importDpeDepartements({ dataRoot: root, fromDir: join(source, 'dpe'), departements: DEMO_DEPARTEMENTS });
+  log(`Energy diagnostics: ${dpe.reduce((a, d) => a + d.rows, 0)} in ${dpe.length} départements`);
   const report = await buildMarts({ dataRoot: root, log });
   log(`Serving database ready: ${report.servingFile}`);
   const bt = await runBacktest({ dataRoot: root, log });

@@ -160,9 +160,11 @@ export function plantDpe(muts: DemoMutation[], rng: Rng): { files: Map<string, s
     if (seen.get(mu.lines)! > 1 || !rng.chance(0.75)) continue;
     const rural = mu.commune.rural;
     const cls = draw(rural ? MIX_RURAL : MIX_URBAN);
-    // Established before the sale (up to two years) mostly; a few just after it (the deed follows the promise).
+    // Established for the sale, months before the deed mostly; sometimes an older one still valid; a few just after
+    // the deed date (established for the promise, registered late) and a few long after (the next occupant's).
     const r = rng.next();
-    const date = r < 0.9 ? addDays(saleDate, -rng.int(15, 720)) : r < 0.97 ? addDays(saleDate, rng.int(1, 60)) : addDays(saleDate, rng.int(200, 500));
+    const date = r < 0.8 ? addDays(saleDate, -rng.int(20, 180)) : r < 0.9 ? addDays(saleDate, -rng.int(181, 1500))
+      : r < 0.97 ? addDays(saleDate, rng.int(1, 60)) : addDays(saleDate, rng.int(200, 500));
     const d = rng.next();
     const dist = d < 0.85 ? rng.uniform(0, 20) : d < 0.95 ? rng.uniform(20, 45) : rng.uniform(80, 200);
     const [lat, lon] = offset(rng, lat0, lon0, dist);

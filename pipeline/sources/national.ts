@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { lit, run } from '../../lib/duck';
 import type { PartitionRecord } from '../lake';
+import { DPE_LAKE_COLUMNS, DPE_SOURCE } from './dpe/lake';
 import type { ImportContext, ImportItem } from './types';
 
 /** Lake schemas (column → DuckDB type, file order) of the sources the marts may read before they are loaded. */
@@ -33,7 +34,7 @@ export const ANIL_COLUMNS = {
   imported_at: 'TIMESTAMP',
 } as const;
 
-export const OPTIONAL_SOURCE_COLUMNS: Record<string, Record<string, string>> = { filosofi: FILOSOFI_COLUMNS, anil: ANIL_COLUMNS };
+export const OPTIONAL_SOURCE_COLUMNS: Record<string, Record<string, string>> = { filosofi: FILOSOFI_COLUMNS, anil: ANIL_COLUMNS, [DPE_SOURCE]: DPE_LAKE_COLUMNS };
 
 type Columns = Record<string, string>;
 
