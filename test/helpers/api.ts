@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { createApp } from '../../api/app';
 import { FixedClock } from '../../api/clock';
 import { closeContext, createContext, type AppContext, type Limits } from '../../api/context';
+import { createLogger, type Logger } from '../../api/log';
 import type { PlanName } from '../../api/store';
 import { buildMarts } from '../../marts/runner';
 import { buildDemo } from '../../pipeline/demo/build';
@@ -37,10 +38,10 @@ export async function buildDemoData(dataRoot = tempDir('foncier-demo-')): Promis
   return dataRoot;
 }
 
-export async function startTestApi(opts: { dataRoot?: string; now?: string; limits?: Partial<Limits> } = {}): Promise<TestApi> {
+export async function startTestApi(opts: { dataRoot?: string; now?: string; limits?: Partial<Limits>; logger?: Logger } = {}): Promise<TestApi> {
   const dataRoot = opts.dataRoot ?? (await buildSampleData());
   const clock = new FixedClock(opts.now ?? '2022-06-15T12:00:00Z');
-  const ctx = createContext({ dataRoot, clock, limits: opts.limits, db: { watchIntervalMs: 50 }, log: () => {} });
+  const ctx = createContext({ dataRoot, clock, limits: opts.limits, db: { watchIntervalMs: 50 }, logger: opts.logger ?? createLogger({ level: 'silent' }) });
   await ctx.db.start();
   const server: Server = await new Promise((resolve) => {
     const s = createApp(ctx).listen(0, '127.0.0.1', () => resolve(s));

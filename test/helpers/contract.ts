@@ -85,7 +85,7 @@ export function describeContract(name: string, getApi: () => TestApi, c: Contrac
         api.ctx.cache.clear();
         const r = await withQuery(api, () => (() => Promise.reject(new Error('disk on fire'))) as Query, () => api.get(c.path, key));
         expect(r.status).toBe(500);
-        expect(r.body).toEqual({ error: { code: 'query_failed', message: expect.any(String) } });
+        expect(r.body).toEqual({ error: { code: 'query_failed', message: expect.any(String), request_id: r.headers.get('x-request-id') } });
         expect(r.body.error.message).not.toContain('disk on fire');
         expect(balanceOf(api, key)).toBe(100);
       });
