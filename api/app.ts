@@ -6,6 +6,7 @@ import { DOCS_CSP, docsPageHtml } from './docs-page';
 import { ApiError, ERROR_STATUS, invalidParams } from './errors';
 import { accessLog } from './log';
 import { errorSchema, mountEndpoint, requestIdOf, toApiError, type AnyEndpoint } from './platform';
+import { DPE_ENDPOINTS } from './routes/dpe';
 import { FLIPS_ENDPOINTS } from './routes/flips';
 import { HEATMAP_ENDPOINTS } from './routes/heatmap';
 import { MARKET_ENDPOINTS } from './routes/market';
@@ -27,6 +28,7 @@ export const ENDPOINTS: AnyEndpoint[] = [
   ...PROPERTY_HISTORY_ENDPOINTS,
   ...VALUATION_ENDPOINTS,
   ...FLIPS_ENDPOINTS,
+  ...DPE_ENDPOINTS,
   ...META_ENDPOINTS,
 ];
 
