@@ -4,7 +4,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { paths } from '../lib/config';
 import { CLASS_EFFECT } from '../pipeline/demo/generate-dpe';
-import { buildDemoData, startTestApi, type TestApi } from './helpers/api';
+import { startTestApi, type TestApi } from './helpers/api';
+import { testData } from './helpers/data';
 import { describeContract } from './helpers/contract';
 import { queryParquet } from './helpers/samples';
 import { median, quantile } from './helpers/stats';
@@ -19,7 +20,7 @@ let diags: Diag[];
 let cleanCount: (where: (s: { code_departement: string; type_local: string; annee: number }) => boolean) => number;
 
 beforeAll(async () => {
-  const root = await buildDemoData();
+  const root = await testData('demo');
   api = await startTestApi({ dataRoot: root, now: '2026-03-01T12:00:00Z' });
   const m = paths.marts(root);
   matched = (await queryParquet(`select * from read_parquet('${m}/dpe_ventes.parquet')`)) as unknown as Matched[];

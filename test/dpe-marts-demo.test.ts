@@ -2,7 +2,7 @@
 // diagnostic of the département is compared with each sampled sale), so a candidate the SQL grid misses is caught.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { paths } from '../lib/config';
-import { buildDemoData } from './helpers/api';
+import { testData } from './helpers/data';
 import { queryParquet } from './helpers/samples';
 import { median } from './helpers/stats';
 
@@ -17,7 +17,7 @@ let near200: Map<number, { dpe_id: string; distance_m: number }>;
 let marts: string;
 
 beforeAll(async () => {
-  const root = await buildDemoData();
+  const root = await testData('demo');
   marts = paths.marts(root);
   sales = (await queryParquet(`select id, strftime(date_mutation, '%Y-%m-%d') as date, type_local as type, surface_reelle_bati as surface,
       id_parcelle as parcel, latitude as lat, longitude as lon, code_departement as dep, prix_m2, code_commune_actuel as commune
