@@ -194,6 +194,15 @@ describe('GET /v1/transactions/:id/dpe', () => {
   });
 });
 
+describe('GET /v1/meta/sources', () => {
+  it('lists the DPE with its départements, rows and the served diagnostics', async () => {
+    const res = await api.get('/v1/meta/sources', api.key());
+    const dpe = res.body.sources.find((s: { source: string }) => s.source === 'dpe');
+    expect(dpe).toMatchObject({ available: true, departements: ['23', '33', '69', '75'], served_rows: diags.length, rows: diags.length });
+    expect(dpe.date_min).toBe([...diags.map((d) => d.date)].sort()[0]);
+  });
+});
+
 // A matched sale's id is only known once the demo is built: the contract reads `path` when its tests run.
 describeContract('GET /v1/transactions/:id/dpe', () => api, {
   get path() {

@@ -1,5 +1,7 @@
 // DPE parsing by header name (pipeline/sources/dpe/parse.ts + stage.sql) on every real sample of ../shared/data/dpe/.
 // Pinned values were read from the files with zcat and Python's csv/json modules (see PROVENANCE.md for each file).
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import proj4 from 'proj4';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -128,5 +130,22 @@ describe('real samples', () => {
     });
     expect(await byId('2554E2636705Z')).toMatchObject({ numero_dpe_remplace: '2554E2636671R', surface_habitable: expect.any(Number) });
     expect(await classCounts()).toEqual({ C: 3, D: 11 + 2, E: 3 + 11, F: 1 + 2 });
+  });
+
+  it('NDJSON pages of the data-fair client: a field first seen far into the file is still read', async () => {
+    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'foncier-dpe-ndjson-')), '54.ndjson');
+    const rows = Array.from({ length: 30_000 }, (_, i) => JSON.stringify({
+      numero_dpe: `2454E${String(i).padStart(7, '0')}X`, date_etablissement_dpe: '2024-05-01', etiquette_dpe: 'D', type_batiment: 'appartement',
+      _geopoint: '48.7,6.16', ...(i === 29_999 ? { numero_dpe_remplace: '2454E0000007X' } : {}),
+    }));
+    fs.writeFileSync(file, rows.join('\n') + '\n');
+    try {
+      const r = await stageDpeFiles(db.conn, [{ path: file, dataset: 'dpe03existant' }]);
+      expect(r.rows).toBe(30_000);
+      expect(r.anomalies.remplace_par_un_plus_recent).toBe(1);
+      expect(await byId('2454E0000007X')).toMatchObject({ est_remplace: true });
+    } finally {
+      fs.rmSync(path.dirname(file), { recursive: true, force: true });
+    }
   });
 });

@@ -48,7 +48,9 @@ export async function rawSelect(conn: DuckDBConnection, file: DpeFile): Promise<
   const head = (await readHead(file.path)).replace(/^\uFEFF/, '');
   if (/^\s*[[{]/.test(head)) {
     // A raw API response holds its rows under `results`; our NDJSON pages are the rows themselves.
-    const src = `read_json(${lit(file.path)}, union_by_name = true)`;
+    // The whole file is scanned for keys: data-fair omits absent fields, so `numero_dpe_remplace` may first appear
+    // far past DuckDB's default sample.
+    const src = `read_json(${lit(file.path)}, union_by_name = true, sample_size = -1)`;
     const top = await all<{ column_name: string }>(conn, `DESCRIBE SELECT * FROM ${src}`);
     const names = top.map((c) => c.column_name);
     const from = names.includes('results') && names.includes('total') ? `(SELECT unnest(results, max_depth := 2) FROM ${src})` : src;
