@@ -38,8 +38,10 @@ typed AS (
     nullif(trim(methode), '') AS methode,
     nullif(trim(modele), '') AS modele,
     nullif(split_part(trim(parcelles), '|', 1), '') AS id_parcelle,
-    md5(concat_ws('|', source_dataset, date_etablissement_dpe, etiquette_dpe, conso_m2, surface, code_insee, adresse,
-                  x_l93, y_l93, geopoint, latitude, longitude, annee_construction)) AS content_hash
+    -- only rows without a number need an id made from their content
+    CASE WHEN nullif(trim(numero_dpe), '') IS NULL THEN
+      md5(concat_ws('|', source_dataset, date_etablissement_dpe, etiquette_dpe, conso_m2, surface, code_insee, adresse,
+                    x_l93, y_l93, geopoint, latitude, longitude, annee_construction)) END AS content_hash
   FROM raw
 ),
 
@@ -71,19 +73,32 @@ located AS (
     CASE WHEN has_l93 THEN lambert93_lon(x_l93, y_l93) WHEN has_geopoint THEN geo_lon WHEN has_wgs THEN wgs_lon END AS longitude,
     CASE WHEN has_l93 THEN 'lambert93' WHEN has_geopoint THEN 'geopoint' WHEN has_wgs THEN 'wgs84' END AS coord_source,
     coalesce(code_departement_brut,
-             CASE WHEN code_insee LIKE '97%' THEN left(code_insee, 3) ELSE left(code_insee, 2) END) AS code_departement,
-    -- Legacy exports may carry no number: identical lines there can be distinct dwellings of one building, so
-    -- they are numbered, never merged.
-    coalesce(numero_dpe, 'sans-numero-' || content_hash || '-'
-             || row_number() OVER (PARTITION BY numero_dpe IS NULL, content_hash ORDER BY content_hash)) AS dpe_id
+             CASE WHEN code_insee LIKE '97%' THEN left(code_insee, 3) ELSE left(code_insee, 2) END) AS code_departement
   FROM cleaned
 ),
 
+identified AS (
+  SELECT *, numero_dpe AS dpe_id FROM located WHERE numero_dpe IS NOT NULL
+  UNION ALL
+  -- Legacy exports may carry no number: identical lines there can be distinct dwellings of one building, so
+  -- they are numbered, never merged.
+  SELECT *, 'sans-numero-' || content_hash || '-' || row_number() OVER (PARTITION BY content_hash) AS dpe_id
+  FROM located WHERE numero_dpe IS NULL
+),
+
+duplicated AS (
+  SELECT dpe_id, count(*) AS n FROM identified GROUP BY dpe_id HAVING count(*) > 1
+),
+
 deduplicated AS (
-  -- The same diagnostic twice (two pages, two files): the copy seen with the most recent date is kept.
-  SELECT *, count(*) OVER (PARTITION BY dpe_id) - 1 AS copies_dropped
-  FROM located
-  QUALIFY row_number() OVER (PARTITION BY dpe_id ORDER BY date_etablissement_dpe DESC NULLS LAST, source_dataset) = 1
+  -- The same diagnostic twice (two pages, two files): the copy seen with the most recent date is kept. Only the
+  -- duplicated ids go through the window (a hash join finds them): the bulk of the rows is left alone.
+  SELECT i.*, 0 AS copies_dropped FROM identified i ANTI JOIN duplicated d USING (dpe_id)
+  UNION ALL
+  SELECT * FROM (
+    SELECT i.*, d.n - 1 AS copies_dropped FROM identified i JOIN duplicated d USING (dpe_id)
+    QUALIFY row_number() OVER (PARTITION BY i.dpe_id ORDER BY i.date_etablissement_dpe DESC NULLS LAST, i.source_dataset) = 1
+  )
 ),
 
 final AS (
