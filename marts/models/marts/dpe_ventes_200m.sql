@@ -75,7 +75,7 @@ far as (
     select s.id, d.key as point_id,
         2 * 6371008.8 * asin(sqrt(pow(sin(radians(d.latitude - s.latitude) / 2), 2)
             + cos(radians(s.latitude)) * cos(radians(d.latitude)) * pow(sin(radians(d.longitude - s.longitude) / 2), 2))) as distance_m
-    from (select * from sale_cells where id not in (select id from near_best)) s
+    from (select * from sale_cells sc anti join (select distinct id from near_best) f on f.id = sc.id) s
     join dpe_cells d on d.gx250 = s.cx250 and d.gy250 = s.cy250 and d.code_departement = s.code_departement
 ),
 
