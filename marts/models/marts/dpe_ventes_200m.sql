@@ -80,18 +80,22 @@ far as (
 ),
 
 nearest_point as (
-    select * from (select * from near_best union all select * from far where distance_m <= 200)
-    qualify row_number() over (partition by id order by distance_m, point_id) = 1
+    -- arg_min over (distance, id) rather than a window: a hash aggregate, no sort of every pair
+    select id, min(distance_m) as distance_m, arg_min(point_id, (distance_m, point_id)) as point_id
+    from (select * from near_best union all select * from far where distance_m <= 200)
+    group by id
 ),
 
 best as (
     -- among the diagnostics at the nearest point, the one established closest to the sale
-    select n.id, n.distance_m, d.dpe_id, d.classe_energie
+    select n.id, any_value(n.distance_m) as distance_m,
+        arg_min(d.dpe_id, (abs(date_diff('day', d.date_etablissement_dpe, s.date_mutation)), d.dpe_id)) as dpe_id,
+        arg_min(d.classe_energie, (abs(date_diff('day', d.date_etablissement_dpe, s.date_mutation)), d.dpe_id)) as classe_energie
     from nearest_point n
     join points p using (point_id)
     join diagnostics d on d.latitude = p.latitude and d.longitude = p.longitude and d.code_departement = p.code_departement
     join sales s using (id)
-    qualify row_number() over (partition by n.id order by abs(date_diff('day', d.date_etablissement_dpe, s.date_mutation)), d.dpe_id) = 1
+    group by n.id
 ),
 
 final as (
