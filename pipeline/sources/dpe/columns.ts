@@ -1,7 +1,6 @@
 // Header names of every published DPE style mapped onto one set of canonical raw columns, by NAME: the data-fair API
 // field names (`numero_dpe`, `coordonnee_cartographique_x_ban`), ADEME's label-style export headers (`N°DPE`,
 // `Coordonnée_cartographique_X_(BAN)`, with their double underscores and `²`) and the legacy `dpe-france` columns.
-import { splitLine } from '../text';
 
 /** Canonical raw column → accepted header names, compared after `normalizeHeader`. First match wins. */
 export const DPE_ALIASES = {
@@ -55,6 +54,25 @@ export function mapHeaders(headers: string[]): Partial<Record<DpeRawColumn, stri
     const hit = DPE_ALIASES[col].map((a) => byNorm.get(a)).find((h) => h !== undefined);
     if (hit !== undefined) out[col] = hit;
   }
+  return out;
+}
+
+/** Splits one delimited line; fields may be quoted ("a;b", "" for a quote). */
+function splitLine(line: string, sep: string): string[] {
+  const out: string[] = [];
+  let cur = '';
+  let quoted = false;
+  for (let i = 0; i < line.length; i++) {
+    const ch = line[i];
+    if (quoted) {
+      if (ch === '"' && line[i + 1] === '"') (cur += '"'), i++;
+      else if (ch === '"') quoted = false;
+      else cur += ch;
+    } else if (ch === '"') quoted = true;
+    else if (ch === sep) out.push(cur), (cur = '');
+    else cur += ch;
+  }
+  out.push(cur);
   return out;
 }
 
