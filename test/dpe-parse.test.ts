@@ -7,8 +7,7 @@ import proj4 from 'proj4';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { samplesDir } from '../lib/config';
 import { all, openMemory, type DuckDBConnection, type DuckDBInstance } from '../lib/duck';
-import { mapHeaders, normalizeHeader, sniffCsv } from '../pipeline/sources/dpe/columns';
-import { stageDpeFiles, type DpeFile } from '../pipeline/sources/dpe/parse';
+import { stageDpeFiles, stageRawFile, type DpeFile } from '../pipeline/sources/dpe/parse';
 
 proj4.defs('EPSG:2154', '+proj=lcc +lat_0=46.5 +lon_0=3 +lat_1=49 +lat_2=44 +x_0=700000 +y_0=6600000 +ellps=GRS80 +towgs84=0,0,0,0,0,0,0 +units=m +no_defs');
 
@@ -38,20 +37,16 @@ const l93 = (x: number, y: number) => {
 };
 
 describe('header names', () => {
-  it('maps label-style and API names to the same columns', () => {
-    expect(normalizeHeader('Coordonnée_cartographique_X_(BAN)')).toBe('coordonnee_cartographique_x_ban');
-    expect(normalizeHeader('Conso_5_usages_par_m²_é_primaire')).toBe('conso_5_usages_par_m2_e_primaire');
-    expect(mapHeaders(['N°DPE', 'N°_DPE_remplacé', 'Identifiant__BAN', '_geopoint'])).toEqual({
-      numero_dpe: 'N°DPE', numero_dpe_remplace: 'N°_DPE_remplacé', identifiant_ban: 'Identifiant__BAN', geopoint: '_geopoint',
-    });
-    expect(mapHeaders(['numero_dpe', 'coordonnee_cartographique_y_ban', 'conso_5_usages_par_m2_ep'])).toEqual({
-      numero_dpe: 'numero_dpe', y_l93: 'coordonnee_cartographique_y_ban', conso_m2: 'conso_5_usages_par_m2_ep',
-    });
-  });
-
-  it("detects R's unnamed row-number column and the delimiter", () => {
-    expect(sniffCsv('"a";"b"\n"1";"x";2\n')).toEqual({ delimiter: ';', headers: ['a', 'b'], leadingRowNumber: true });
-    expect(sniffCsv('\uFEFF"a","b"\n"x",2\n')).toEqual({ delimiter: ',', headers: ['a', 'b'], leadingRowNumber: false });
+  it('maps label-style, API and legacy names to the same columns, and skips R\'s row-number column', async () => {
+    const lyon = await stageRawFile(db.conn, LYON);
+    expect(lyon.mapping).toMatchObject({ numero_dpe: 'N°DPE', x_l93: 'Coordonnée_cartographique_X_(BAN)', numero_dpe_remplace: 'N°_DPE_remplacé', conso_m2: 'Conso_5_usages_par_m²_é_primaire', identifiant_ban: 'Identifiant__BAN' });
+    const lozere = await stageRawFile(db.conn, LOZERE);
+    expect(lozere).toMatchObject({ leadingRowNumber: true, delimiter: ';' });
+    expect(lozere.mapping).toMatchObject({ geopoint: '_geopoint', annee_construction: 'Année_construction', parcelles: 'cad_parcelles' });
+    const legacy = await stageRawFile(db.conn, LEGACY);
+    expect(legacy.mapping).toMatchObject({ etiquette_dpe: 'classe_consommation_energie', type_batiment: 'tr002_type_batiment_description', numero_dpe: null });
+    const api = await stageRawFile(db.conn, NANCY_GEO);
+    expect(api.mapping).toMatchObject({ numero_dpe: 'numero_dpe', geopoint: '_geopoint', numero_dpe_remplace: 'numero_dpe_remplace' });
   });
 });
 

@@ -2,7 +2,8 @@
 // field names (`numero_dpe`, `coordonnee_cartographique_x_ban`), ADEME's label-style export headers (`N°DPE`,
 // `Coordonnée_cartographique_X_(BAN)`, with their double underscores and `²`) and the legacy `dpe-france` columns.
 
-/** Canonical raw column → accepted header names, compared after `normalizeHeader`. First match wins. */
+/** Canonical raw column → accepted header names (the streaming template compares them ignoring case, accents and
+ * punctuation: `n_dpe` finds `N°DPE`). First match wins. */
 export const DPE_ALIASES = {
   numero_dpe: ['numero_dpe', 'n_dpe'],
   date_etablissement_dpe: ['date_etablissement_dpe'],
@@ -34,63 +35,3 @@ export const DPE_ALIASES = {
 
 export type DpeRawColumn = keyof typeof DPE_ALIASES;
 export const DPE_RAW_COLUMNS = Object.keys(DPE_ALIASES) as DpeRawColumn[];
-
-/** `Coordonnée_cartographique_X_(BAN)` → `coordonnee_cartographique_x_ban`; `N°DPE` → `n_dpe`; `m²` → `m2`. */
-export function normalizeHeader(name: string): string {
-  return name
-    .normalize('NFKD') // ² → 2, é → e + combining accent
-    .replace(/[\u0300-\u036f]/g, '')
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, '_')
-    .replace(/^_+|_+$/g, '');
-}
-
-/** Canonical column → the file's own header name, for the columns the file has. */
-export function mapHeaders(headers: string[]): Partial<Record<DpeRawColumn, string>> {
-  const byNorm = new Map<string, string>();
-  for (const h of headers) if (!byNorm.has(normalizeHeader(h))) byNorm.set(normalizeHeader(h), h);
-  const out: Partial<Record<DpeRawColumn, string>> = {};
-  for (const col of DPE_RAW_COLUMNS) {
-    const hit = DPE_ALIASES[col].map((a) => byNorm.get(a)).find((h) => h !== undefined);
-    if (hit !== undefined) out[col] = hit;
-  }
-  return out;
-}
-
-/** Splits one delimited line; fields may be quoted ("a;b", "" for a quote). */
-function splitLine(line: string, sep: string): string[] {
-  const out: string[] = [];
-  let cur = '';
-  let quoted = false;
-  for (let i = 0; i < line.length; i++) {
-    const ch = line[i];
-    if (quoted) {
-      if (ch === '"' && line[i + 1] === '"') (cur += '"'), i++;
-      else if (ch === '"') quoted = false;
-      else cur += ch;
-    } else if (ch === '"') quoted = true;
-    else if (ch === sep) out.push(cur), (cur = '');
-    else cur += ch;
-  }
-  out.push(cur);
-  return out;
-}
-
-export interface CsvLayout {
-  delimiter: ',' | ';' | '\t';
-  headers: string[];
-  /** R's write.table default: every data row starts with an unnamed row number (one field more than the header). */
-  leadingRowNumber: boolean;
-}
-
-/** Delimiter, header names and R row-number column, from the first lines of a CSV file (BOM removed). */
-export function sniffCsv(head: string): CsvLayout {
-  const lines = head.replace(/^\uFEFF/, '').split(/\r?\n/);
-  const first = lines[0] ?? '';
-  const count = (sep: string) => splitLine(first, sep).length;
-  const delimiter = (['\t', ';', ','] as const).reduce((best, sep) => (count(sep) > count(best) ? sep : best), ',' as CsvLayout['delimiter']);
-  const headers = splitLine(first, delimiter).map((h) => h.trim());
-  const row = lines[1] ? splitLine(lines[1], delimiter) : [];
-  const leadingRowNumber = row.length === headers.length + 1 && /^\d+$/.test(row[0].trim());
-  return { delimiter, headers, leadingRowNumber };
-}

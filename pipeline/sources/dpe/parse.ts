@@ -1,13 +1,15 @@
-// Reads DPE files of any published style into DuckDB: CSV exports (label-style or API names, `,` or `;`, BOM, gzip,
-// R re-exports with a row-number column and `NA`), NDJSON pages written by the data-fair client, and raw API
-// responses ({total, next, results}). Columns are found by header name (columns.ts), then typed by stage.sql.
+// Reads DPE files of any published style into DuckDB through the streaming template (pipeline/stage.ts): CSV exports
+// (label-style or API names, `,` or `;`, BOM, gzip, R re-exports with a row-number column and `NA`), NDJSON pages
+// written by the data-fair client, and raw API responses ({total, next, results}). Columns are found by header name
+// (the aliases of columns.ts), then typed by stage.sql.
 import fs from 'node:fs';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import zlib from 'node:zlib';
 import { all, lit, run, type DuckDBConnection } from '../../../lib/duck';
 import { lambert93Macros } from '../../../lib/lambert93';
-import { DPE_RAW_COLUMNS, mapHeaders, sniffCsv, type DpeRawColumn } from './columns';
+import { stageFile, type StageColumn, type StageResult as TemplateResult } from '../../stage';
+import { DPE_ALIASES, DPE_RAW_COLUMNS } from './columns';
 
 export interface DpeFile {
   path: string;
@@ -17,8 +19,8 @@ export interface DpeFile {
 
 const STAGE_SQL = fs.readFileSync(path.join(path.dirname(new URL(import.meta.url).pathname), 'stage.sql'), 'utf8');
 
-/** The first bytes of a file as text, gunzipped when needed: enough for a header line and a data row. */
-async function readHead(file: string, maxBytes = 512 * 1024): Promise<string> {
+/** The first bytes of a file as text, gunzipped when needed: enough to tell a raw API response from NDJSON pages. */
+async function readHead(file: string, maxBytes = 64 * 1024): Promise<string> {
   const fd = await fs.promises.open(file, 'r');
   const magic = Buffer.alloc(2);
   await fd.read(magic, 0, 2, 0);
@@ -35,37 +37,23 @@ async function readHead(file: string, maxBytes = 512 * 1024): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-const quoteIdent = (name: string) => `"${name.replace(/"/g, '""')}"`;
+/** Every canonical raw column as VARCHAR, found by any of its published names (the template normalises them). */
+const RAW_COLUMNS: Record<string, StageColumn> = Object.fromEntries(DPE_RAW_COLUMNS.map((c) => [c, { type: 'VARCHAR', names: [...DPE_ALIASES[c]] }]));
 
-/** `SELECT <canonical columns as text> FROM <source>`, given the canonical → source column mapping. */
-function canonicalSelect(mapping: Partial<Record<DpeRawColumn, string>>, from: string, dataset: string): string {
-  const cols = DPE_RAW_COLUMNS.map((c) => (mapping[c] !== undefined ? `CAST(${quoteIdent(mapping[c]!)} AS VARCHAR)` : 'NULL::VARCHAR') + ` AS ${c}`);
-  return `SELECT ${lit(dataset)} AS source_dataset, ${cols.join(', ')} FROM ${from}`;
-}
-
-/** The SELECT giving one file's rows under the canonical raw columns. */
-export async function rawSelect(conn: DuckDBConnection, file: DpeFile): Promise<string> {
+/**
+ * Stages one file with the streaming template (pipeline/stage.ts: CSV or JSON, BOM, gzip, R row numbers and NA, header
+ * names matched ignoring case, accents and punctuation) into TEMP table `dpe_file`, and returns what it mapped.
+ */
+export async function stageRawFile(conn: DuckDBConnection, file: DpeFile): Promise<TemplateResult> {
   const head = (await readHead(file.path)).replace(/^\uFEFF/, '');
-  if (/^\s*[[{]/.test(head)) {
-    // A raw API response holds its rows under `results`; our NDJSON pages are the rows themselves.
-    // The whole file is scanned for keys: data-fair omits absent fields, so `numero_dpe_remplace` may first appear
-    // far past DuckDB's default sample.
-    const src = `read_json(${lit(file.path)}, union_by_name = true, sample_size = -1)`;
-    const top = await all<{ column_name: string }>(conn, `DESCRIBE SELECT * FROM ${src}`);
-    const names = top.map((c) => c.column_name);
-    const from = names.includes('results') && names.includes('total') ? `(SELECT unnest(results, max_depth := 2) FROM ${src})` : src;
-    const cols = (await all<{ column_name: string }>(conn, `DESCRIBE SELECT * FROM ${from}`)).map((c) => c.column_name);
-    return canonicalSelect(mapHeaders(cols), from, file.dataset);
-  }
-  const layout = sniffCsv(head);
-  const mapping = mapHeaders(layout.headers);
-  if (!mapping.etiquette_dpe) throw new Error(`${path.basename(file.path)}: no energy class column among ${layout.headers.slice(0, 8).join(', ')}…`);
-  // Read positionally under the header's own names; R's unnamed row-number column gets a name of its own.
-  const names = layout.leadingRowNumber ? ['_r_row_number', ...layout.headers] : layout.headers;
-  const nullstr = layout.leadingRowNumber ? `['', 'NA']` : `['']`;
-  const from = `read_csv(${lit(file.path)}, header = false, skip = 1, all_varchar = true, delim = ${lit(layout.delimiter)}, quote = '"', escape = '"',
-    names = [${names.map(lit).join(', ')}], nullstr = ${nullstr}, null_padding = true, strict_mode = false)`;
-  return canonicalSelect(mapping, from, file.dataset);
+  const json = /^\s*[[{]/.test(head);
+  // A raw API response holds its rows under `results`; the client's NDJSON pages are the rows themselves.
+  const apiResponse = json && /^\s*\{\s*"(total|next|results)"\s*:/.test(head);
+  const res = await stageFile(conn, {
+    file: file.path, table: 'dpe_file', columns: RAW_COLUMNS, format: json ? 'json' : 'csv', ...(apiResponse ? { jsonRecords: 'results' } : {}),
+  });
+  if (!res.mapping.etiquette_dpe) throw new Error(`${path.basename(file.path)}: no energy class column among ${res.header.slice(0, 8).join(', ')}…`);
+  return res;
 }
 
 export interface StageResult {
@@ -78,7 +66,13 @@ export interface StageResult {
 export async function stageDpeFiles(conn: DuckDBConnection, files: DpeFile[]): Promise<StageResult> {
   await run(conn, lambert93Macros());
   await run(conn, `CREATE OR REPLACE TEMP TABLE dpe_raw (source_dataset VARCHAR, ${DPE_RAW_COLUMNS.map((c) => `${c} VARCHAR`).join(', ')})`);
-  for (const file of files) await run(conn, `INSERT INTO dpe_raw ${await rawSelect(conn, file)}`);
+  const fileAnomalies: Record<string, number> = {};
+  for (const file of files) {
+    const res = await stageRawFile(conn, file);
+    for (const [k, n] of Object.entries(res.anomalies)) fileAnomalies[k] = (fileAnomalies[k] ?? 0) + n;
+    await run(conn, `INSERT INTO dpe_raw SELECT ${lit(file.dataset)}, ${DPE_RAW_COLUMNS.join(', ')} FROM dpe_file`);
+  }
+  await run(conn, 'DROP TABLE IF EXISTS dpe_file');
   await run(conn, `CREATE OR REPLACE TEMP TABLE dpe_staged AS ${STAGE_SQL.replace('{{raw}}', 'dpe_raw')}`);
   const [c] = await all<Record<string, number>>(conn, `
     SELECT (SELECT count(*) FROM dpe_raw) AS rows_read, count(*) AS rows,
@@ -93,5 +87,5 @@ export async function stageDpeFiles(conn: DuckDBConnection, files: DpeFile[]): P
       coalesce(sum(copies_dropped), 0) AS numero_dpe_duplique
     FROM dpe_staged`);
   const { rows_read, rows, ...anomalies } = c;
-  return { rowsRead: rows_read, rows, anomalies };
+  return { rowsRead: rows_read, rows, anomalies: { ...anomalies, ...fileAnomalies } };
 }
