@@ -25,6 +25,11 @@ export function dpeLocation(q: LocationInput & Record<string, unknown>, accept: 
   return resolveLocation(q, { accept });
 }
 
+/** The zone as the responses' `filters` echo it. */
+export function zoneEcho(location: Location): { code_postal: string | null; commune: string | null; code_departement: string | null } {
+  return { code_postal: location.echo.code_postal, commune: location.echo.commune, code_departement: location.echo.code_departement };
+}
+
 export interface ClassRow {
   classe: Classe;
   nb: number;

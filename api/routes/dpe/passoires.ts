@@ -2,7 +2,7 @@
 // matched to a diagnostic (dpe_ventes), from 2022, per dwelling type and per year.
 import { round2, z } from '../../params';
 import { defineEndpoint } from '../../platform';
-import { dpeLocation, dpeLocationFields, martWhere, pct, typeLocal2 } from './common';
+import { dpeLocation, dpeLocationFields, martWhere, pct, typeLocal2, zoneEcho } from './common';
 
 const FIRST_YEAR = 2022;
 const query = z.object({ ...dpeLocationFields, type_local: typeLocal2 });
@@ -31,7 +31,7 @@ export const dpePassoires = defineEndpoint({
   prepare({ query: q }) {
     const location = dpeLocation(q);
     const m = martWhere(location, q.type_local, [`annee >= ${FIRST_YEAR}`, 'classe_energie is not null']);
-    return { ...m, notices: location.notices, filters: { code_postal: location.echo.code_postal, commune: location.echo.commune, code_departement: location.echo.code_departement, type_local: q.type_local ?? null } };
+    return { ...m, notices: location.notices, filters: { ...zoneEcho(location), type_local: q.type_local ?? null } };
   },
   async handler(p, { ctx }) {
     const rows = await ctx.db.query<{ annee: number; type_local: string; n: number; fg: number }>(

@@ -2,7 +2,7 @@
 // class of their matched diagnostic (dpe_ventes), the coverage of the matching, and the gap of each class to class D.
 import { numberParam, round2, z } from '../../params';
 import { defineEndpoint } from '../../platform';
-import { CLASSES, classStats, classStatsSchema, dpeLocation, dpeLocationFields, gapVsD, martWhere, MIN_CLASS_SALES, typeLocal2, type Classe } from './common';
+import { CLASSES, classStats, classStatsSchema, dpeLocation, dpeLocationFields, gapVsD, martWhere, MIN_CLASS_SALES, typeLocal2, type Classe, zoneEcho } from './common';
 
 const query = z.object({
   ...dpeLocationFields,
@@ -48,7 +48,7 @@ export const dpePrixParClasse = defineEndpoint({
     if (q.annee_min !== undefined) zone.params.annee_min = q.annee_min;
     return {
       zone, types: q.type_local ? [q.type_local] : ['Maison', 'Appartement'], notices: location.notices,
-      filters: { code_postal: location.echo.code_postal, commune: location.echo.commune, code_departement: location.echo.code_departement, type_local: q.type_local ?? null, annee_min: q.annee_min ?? null },
+      filters: { ...zoneEcho(location), type_local: q.type_local ?? null, annee_min: q.annee_min ?? null },
     };
   },
   async handler(p, call) {

@@ -2,7 +2,7 @@
 // diagnostics and classes outside A–G left out).
 import { dateParam, enumParam, round2, z } from '../../params';
 import { defineEndpoint } from '../../platform';
-import { CLASSES, dpeLocation, dpeLocationFields } from './common';
+import { CLASSES, dpeLocation, dpeLocationFields, zoneEcho } from './common';
 
 const query = z.object({
   ...dpeLocationFields,
@@ -41,7 +41,7 @@ export const dpeStats = defineEndpoint({
     const location = dpeLocation(q);
     return {
       where: location.where, params: location.params, notices: location.notices, type_batiment: q.type_batiment ?? null, date_debut: q.date_debut ?? null,
-      filters: { code_postal: location.echo.code_postal, commune: location.echo.commune, code_departement: location.echo.code_departement, type_batiment: q.type_batiment ?? null, date_debut: q.date_debut ?? null },
+      filters: { ...zoneEcho(location), type_batiment: q.type_batiment ?? null, date_debut: q.date_debut ?? null },
     };
   },
   async handler(p, { ctx }) {
