@@ -5,6 +5,7 @@ import type { AppContext } from './context';
 import { mountDocs } from './docs-page';
 import { ApiError, ERROR_STATUS, invalidParams } from './errors';
 import { accessLog } from './log';
+import { mountMcp } from './mcp/http';
 import { errorSchema, mountEndpoint, requestIdOf, toApiError, type AnyEndpoint } from './platform';
 import { FLIPS_ENDPOINTS } from './routes/flips';
 import { HEATMAP_ENDPOINTS } from './routes/heatmap';
@@ -77,6 +78,7 @@ export function createApp(ctx: AppContext): Express {
     res.json(document);
   });
   mountDocs(app);
+  mountMcp(app, ctx, ENDPOINTS);
 
   app.use((req: Request) => {
     throw new ApiError('not_found', `no route for ${req.method} ${req.path}`);
