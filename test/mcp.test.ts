@@ -9,8 +9,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { ENDPOINTS } from '../api/app';
+import { createMcpServer, generateTools } from '../api/mcp/tools';
+import { z } from '../api/params';
+import { defineEndpoint } from '../api/platform';
 import { testData } from './helpers/data';
 import { balanceOf, startTestApi, type TestApi } from './helpers/api';
 
@@ -219,5 +223,91 @@ describe('MCP over stdio (npm run mcp)', () => {
     const unknown = await run({ FONCIER_API_KEY: 'fk_unknown' });
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain('FONCIER_API_KEY: this API key does not exist');
+  });
+});
+
+describe('write operations become tools with no edit of the MCP code', () => {
+  // Endpoints shaped like the portfolio's (a JSON body, a cost that depends on it, a path id), defined here only.
+  const item = z.object({ name: z.string(), size: z.number().int() });
+  const create = defineEndpoint({
+    method: 'post',
+    path: '/v1/toy-items',
+    tag: 'Test',
+    summary: 'Create an item',
+    body: item.strict(),
+    response: z.object({ item }),
+    credits: ({ body }) => body.size,
+    usesDatabase: false,
+    status: 201,
+    prepare: ({ body }) => body,
+    handler: async (body) => ({ item: body }),
+  });
+  // A body field named like a query parameter: the body is then the `body` argument.
+  const update = defineEndpoint({
+    method: 'put',
+    path: '/v1/toy-items/:id',
+    tag: 'Test',
+    summary: 'Update an item',
+    params: z.object({ id: z.string() }),
+    query: z.object({ name: z.string().optional() }),
+    body: z.object({ name: z.string() }).strict(),
+    response: z.object({ id: z.string(), query_name: z.string().nullable(), body_name: z.string() }),
+    credits: 1,
+    usesDatabase: false,
+    analytic: false,
+    prepare: ({ params, query, body }) => ({ id: params.id, query_name: query.name ?? null, body_name: body.name }),
+    handler: async (p) => p,
+  });
+
+  it('flattens a JSON body into the arguments, charges what the body says, and validates it with the endpoint’s schema', async () => {
+    const key = api.key({ balance: 20 });
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    const server = createMcpServer(api.ctx, generateTools([create, update]), { credential: key });
+    await server.connect(serverSide);
+    const client = new Client({ name: 'foncier-test', version: '1.0.0' });
+    await client.connect(clientSide);
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => [t.name, Object.keys(t.inputSchema.properties ?? {}).sort(), t.inputSchema.required?.sort(), t.annotations?.readOnlyHint])).toEqual([
+      ['postToyItems', ['name', 'size'], ['name', 'size'], false],
+      ['putToyItemsById', ['body', 'id', 'name'], ['body', 'id'], false],
+    ]);
+    expect(tools[0].description).toContain('Credits depend on the input');
+    const made = (await client.callTool({ name: 'postToyItems', arguments: { name: 'a', size: 3 } })) as CallToolResult;
+    expect(made.structuredContent).toMatchObject({ item: { name: 'a', size: 3 }, _credits: { used: 3, remaining: 17 } });
+    expect(made._meta?.['foncier/status']).toBe(201);
+    const extra = (await client.callTool({ name: 'postToyItems', arguments: { name: 'a', size: 3, colour: 'red' } })) as CallToolResult;
+    expect(errorOf(extra)).toMatchObject({ code: 'invalid_params' });
+    const put = (await client.callTool({ name: 'putToyItemsById', arguments: { id: 'x1', name: 'q', body: { name: 'b' } } })) as CallToolResult;
+    expect(put.structuredContent).toEqual({ id: 'x1', query_name: 'q', body_name: 'b' });
+    expect(balanceOf(api, key)).toBe(16);
+    await client.close();
+    await server.close();
+  });
+});
+
+describe('DNS-rebinding protection (MCP_ALLOWED_HOSTS)', () => {
+  it('refuses a Host header outside the list when the list is set, before any key check', async () => {
+    const saved = process.env.MCP_ALLOWED_HOSTS;
+    const apis: TestApi[] = [];
+    try {
+      for (const hosts of ['api.example.org', 'api.example.org,127.0.0.1']) {
+        process.env.MCP_ALLOWED_HOSTS = hosts;
+        apis.push(await startTestApi({ dataRoot }));
+      }
+    } finally {
+      if (saved === undefined) delete process.env.MCP_ALLOWED_HOSTS;
+      else process.env.MCP_ALLOWED_HOSTS = saved;
+    }
+    try {
+      const [strict, local] = apis;
+      const post = (a: TestApi) => fetch(`${a.url}/mcp`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{}' });
+      expect((await post(strict)).status).toBe(403);
+      // Allowed host: the request gets as far as the key check.
+      expect((await post(local)).status).toBe(401);
+      // REST is not concerned.
+      expect((await strict.get('/v1/meta/sources', strict.key())).status).toBe(200);
+    } finally {
+      for (const a of apis) await a.close();
+    }
   });
 });

@@ -15,7 +15,7 @@ export const MCP_PATH = '/mcp';
  * protection is meant for, refuses every request without an API key, which a rebinding page does not have. Set
  * MCP_ALLOWED_HOSTS (comma-separated host names, no port, IPv6 in brackets) to refuse any other Host header with 403.
  */
-function allowedHosts(): string[] | undefined {
+export function allowedHostsFromEnv(): string[] | undefined {
   const list = (process.env.MCP_ALLOWED_HOSTS ?? '')
     .split(',')
     .map((h) => h.trim())
@@ -23,9 +23,9 @@ function allowedHosts(): string[] | undefined {
   return list.length ? list : undefined;
 }
 
-export function mountMcp(app: Express, ctx: AppContext, endpoints: readonly AnyEndpoint[]): void {
+export function mountMcp(app: Express, ctx: AppContext, endpoints: readonly AnyEndpoint[], opts: { allowedHosts?: string[] } = {}): void {
   const tools = generateTools(endpoints);
-  const hosts = allowedHosts();
+  const hosts = opts.allowedHosts ?? allowedHostsFromEnv();
   if (hosts) app.use(MCP_PATH, hostHeaderValidation(hosts));
 
   app.post(MCP_PATH, async (req: Request, res: Response, next: NextFunction) => {
