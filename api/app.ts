@@ -5,8 +5,9 @@ import type { AppContext } from './context';
 import { mountDocs } from './docs-page';
 import { ApiError, ERROR_STATUS, invalidParams } from './errors';
 import { accessLog } from './log';
-import { mountMcp } from './mcp/http';
+import { MCP_PATH, mountMcp } from './mcp/http';
 import { errorSchema, mountEndpoint, requestIdOf, toApiError, type AnyEndpoint } from './platform';
+import { ACCOUNT_ENDPOINTS, mountDashboard, recordRequests } from './routes/account';
 import { FLIPS_ENDPOINTS } from './routes/flips';
 import { HEATMAP_ENDPOINTS } from './routes/heatmap';
 import { MARKET_ENDPOINTS } from './routes/market';
@@ -29,6 +30,7 @@ export const ENDPOINTS: AnyEndpoint[] = [
   ...VALUATION_ENDPOINTS,
   ...FLIPS_ENDPOINTS,
   ...META_ENDPOINTS,
+  ...ACCOUNT_ENDPOINTS,
 ];
 
 export function createApp(ctx: AppContext): Express {
@@ -44,6 +46,7 @@ export function createApp(ctx: AppContext): Express {
     next();
   });
   app.use(accessLog(ctx.logger));
+  app.use(recordRequests(ctx, (route) => route === MCP_PATH));
   app.use(express.json({ limit: '100kb' }));
 
   // For load balancers: no key, no credits; 503 until a serving database is loaded. The file's name and vintage only:
@@ -79,6 +82,7 @@ export function createApp(ctx: AppContext): Express {
   });
   mountDocs(app);
   mountMcp(app, ctx, ENDPOINTS);
+  mountDashboard(app);
 
   app.use((req: Request) => {
     throw new ApiError('not_found', `no route for ${req.method} ${req.path}`);

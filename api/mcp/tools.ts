@@ -13,6 +13,7 @@ import { CallToolRequestSchema, ErrorCode as McpErrorCode, ListToolsRequestSchem
 import { zodToOpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import type { AppContext } from '../context';
 import { z } from '../params';
+import { endpointLabel, requestLogOf } from '../routes/account/request-log';
 import { cacheSchema, callEndpoint, creditsSchema, requestIdOf, type AnyEndpoint, type CallResult } from '../platform';
 
 type JsonSchema = Record<string, unknown>;
@@ -195,6 +196,10 @@ export function createMcpServer(ctx: AppContext, tools: GeneratedTool[], opts: M
     if (!found) throw new McpError(McpErrorCode.InvalidParams, `unknown tool ${request.params.name}`);
     const requestId = opts.requestId?.() ?? requestIdOf(undefined);
     const r = await callEndpoint(ctx, found.spec, { key: opts.credential, input: requestOf(found.spec, request.params.arguments ?? {}), requestId });
+    // The key holder's dashboard lists tool calls beside REST requests, under the endpoint they called.
+    if (r.keyId) {
+      requestLogOf(ctx).record(r.keyId, { request_id: requestId, endpoint: endpointLabel(found.spec.method, found.spec.path), transport: 'mcp', status: r.status, credits: r.creditsUsed });
+    }
     opts.onCall?.(found.tool.name, r, requestId);
     return toolResultOf(r, requestId);
   });
