@@ -162,12 +162,14 @@
     status.textContent = 'Loading…';
     status.classList.remove('error');
     try {
-      var all = await Promise.all([get('/v1/account', key), get('/v1/account/usage?days=30', key), get('/v1/account/requests?limit=50', key)]);
-      renderAccount(all[0]);
-      renderUsage(all[1]);
-      renderRequests(all[2]);
+      // The key first: a wrong one costs one refused request, not three.
+      var acc = await get('/v1/account', key);
+      var more = await Promise.all([get('/v1/account/usage?days=30', key), get('/v1/account/requests?limit=50', key)]);
+      renderAccount(acc);
+      renderUsage(more[0]);
+      renderRequests(more[1]);
       sessionStorage.setItem(STORAGE, key);
-      status.textContent = 'Figures of ' + all[0].key.prefix + '…, as of ' + new Date().toISOString().slice(0, 19).replace('T', ' ') + ' UTC.';
+      status.textContent = 'Figures of ' + acc.key.prefix + '…, as of ' + new Date().toISOString().slice(0, 19).replace('T', ' ') + ' UTC.';
     } catch (e) {
       ['account', 'usage', 'recent'].forEach(function (id) { byId(id).hidden = true; });
       status.textContent = e instanceof Error ? e.message : String(e);
