@@ -9,6 +9,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ENDPOINTS } from '../../api/app';
 import { DOCS_CSP } from '../../api/docs-page';
 import { balanceOf, startTestApi, type TestApi } from '../helpers/api';
 
@@ -17,6 +18,8 @@ const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SCREENSHOT = path.join(repoRoot, 'test-results', 'dashboard.png');
 const DAY = 86_400_000;
 const fmt = new Intl.NumberFormat('en-US');
+/** Whether the registry has an operation (portfolio and alerts panels show only on servers that have them). */
+const has = (op: string) => ENDPOINTS.some((e) => `${e.method.toUpperCase()} ${e.path}` === op);
 
 let api: TestApi;
 let browser: Browser;
@@ -59,6 +62,16 @@ async function history(key: string): Promise<Made[]> {
   await client.callTool({ name: 'getStatsMarket', arguments: { code_postal: '33230', date_debut: '2020-01-01', date_fin: '2021-12-31' } });
   await client.close();
   made.push({ id: 'e2e-mcp-call', endpoint: 'GET /v1/stats/market', credits: 5 });
+  if (has('POST /v1/portfolio')) {
+    // A land plot: stored without an estimate, for its metadata-only price.
+    const r = await fetch(`${api.url}/v1/portfolio`, {
+      method: 'POST',
+      headers: { 'X-API-Key': key, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ latitude: 44.98, longitude: -0.2, type_local: 'Terrain', surface: 850, label: 'e2e plot' }),
+    });
+    expect(r.status).toBe(201);
+    made.push({ id: r.headers.get('x-request-id')!, endpoint: 'POST /v1/portfolio', credits: 2 });
+  }
   return made;
 }
 
@@ -140,6 +153,14 @@ describe('/dashboard', () => {
     );
     for (const m of made) expect(listed).toContainEqual({ id: m.id, endpoint: m.endpoint, credits: m.credits });
     await expect(page.locator('#requests tbody tr[data-request-id="e2e-mcp-call"] td').nth(3).textContent()).resolves.toBe('mcp');
+
+    // Portfolio and alerts: shown where the server has them; an Agent key is told alerts need another plan.
+    await expect(page.locator('#portfolio').isVisible()).resolves.toBe(has('GET /v1/portfolio'));
+    if (has('GET /v1/portfolio')) {
+      await expect(page.locator('#properties tbody tr').textContent()).resolves.toContain('e2e plot');
+    }
+    await expect(page.locator('#alerts').isVisible()).resolves.toBe(has('GET /v1/alerts'));
+    if (has('GET /v1/alerts')) await expect(page.locator('#alerts-note').textContent()).resolves.toContain('Scale and Enterprise');
 
     mkdirSync(path.dirname(SCREENSHOT), { recursive: true });
     await page.screenshot({ path: SCREENSHOT, fullPage: true });

@@ -156,6 +156,88 @@
     byId('recent').hidden = false;
   }
 
+  // Plans that may hold alerts (GET /v1/alerts answers 403 plan_required to the others; asking would only log an error).
+  var ALERT_PLANS = ['Scale', 'Enterprise'];
+  /** @type {Promise<Set<string>> | undefined} */
+  var documented;
+  /** The operations this server has, from its OpenAPI document ("GET /v1/portfolio"): panels for the others stay hidden. */
+  function operations() {
+    documented = documented || fetch('/v1/openapi.json').then(function (r) { return r.json(); }).then(function (doc) {
+      var out = new Set();
+      Object.entries(doc.paths || {}).forEach(function (kv) { Object.keys(/** @type {object} */ (kv[1])).forEach(function (m) { out.add(m.toUpperCase() + ' ' + kv[0]); }); });
+      return out;
+    });
+    return documented;
+  }
+
+  /**
+   * A 0-credit list of the key's own objects; the error's message when refused.
+   * @param {string} path
+   * @param {string} key
+   * @returns {Promise<{ body?: any, error?: string }>}
+   */
+  async function optional(path, key) {
+    var res = await fetch(path, { headers: { 'X-API-Key': key } });
+    var body = await res.json().catch(function () { return null; });
+    if (!res.ok) return { error: body && body.error ? body.error.message : 'HTTP ' + res.status };
+    return { body: body };
+  }
+
+  /** @param {number | null | undefined} v */
+  function num(v) { return v === null || v === undefined ? '—' : fmt.format(v); }
+
+  /** @param {string} key */
+  async function renderPortfolio(key) {
+    var section = byId('portfolio');
+    section.hidden = !(await operations()).has('GET /v1/portfolio');
+    if (section.hidden) return;
+    var r = await optional('/v1/portfolio?limit=100', key);
+    var body = /** @type {HTMLTableElement} */ (byId('properties')).tBodies[0];
+    /** @type {any[]} */
+    var props = r.body ? r.body.properties : [];
+    byId('portfolio-note').textContent = r.error || (props.length ? 'Cached estimates, as the last call computed them (no credit is spent here).' : 'No property yet.');
+    body.replaceChildren(...props.map(function (p) {
+      return h('tr', { 'data-property-id': p.id },
+        h('td', null, p.label || p.address || p.id), h('td', null, p.type_local), h('td', { class: 'num' }, num(p.surface)),
+        h('td', { class: 'num' }, p.estimate_mid === undefined ? 'not estimated' : p.estimate_mid === null ? '—' : num(p.estimate_low) + ' – ' + num(p.estimate_high)),
+        h('td', { class: 'num' }, num(p.estimate_pm2)), h('td', null, p.estimate_confidence || '—'),
+        h('td', null, p.estimate_computed_at ? String(p.estimate_computed_at).slice(0, 10) : '—'));
+    }));
+  }
+
+  /**
+   * @param {string} key
+   * @param {string} plan
+   */
+  async function renderAlerts(key, plan) {
+    var section = byId('alerts');
+    section.hidden = !(await operations()).has('GET /v1/alerts');
+    if (section.hidden) return;
+    var body = /** @type {HTMLTableElement} */ (byId('alert-list')).tBodies[0];
+    if (ALERT_PLANS.indexOf(plan) < 0) {
+      byId('alerts-note').textContent = 'Alerts come with the ' + ALERT_PLANS.join(' and ') + ' plans.';
+      body.replaceChildren();
+      return;
+    }
+    var r = await optional('/v1/alerts?limit=50', key);
+    /** @type {any[]} */
+    var alerts = r.body ? r.body.alerts : [];
+    byId('alerts-note').textContent = r.error || (alerts.length ? '' : 'No alert yet.');
+    var rows = await Promise.all(alerts.map(async function (a) {
+      var d = await optional('/v1/alerts/' + encodeURIComponent(a.id) + '/deliveries?limit=5', key);
+      /** @type {any[]} */
+      var deliveries = d.body ? d.body.deliveries : [];
+      var filters = ['code_postal', 'commune', 'code_departement', 'type_local', 'prix_min', 'prix_max', 'surface_min', 'surface_max']
+        .filter(function (f) { return a[f] !== null && a[f] !== undefined; })
+        .map(function (f) { return f + '=' + a[f]; }).join(', ');
+      return h('tr', { 'data-alert-id': a.id },
+        h('td', null, a.label || a.id), h('td', null, h('code', null, filters)),
+        h('td', null, a.is_active ? 'active' : 'inactive' + (a.deactivated_reason ? ' (' + a.deactivated_reason + ')' : '')),
+        h('td', null, deliveries.length ? deliveries.map(function (x) { return x.created_at.slice(0, 10) + ' ' + x.status + (x.response_status ? ' (' + x.response_status + ')' : ''); }).join('; ') : 'none'));
+    }));
+    body.replaceChildren(...rows);
+  }
+
   /** @param {string} key */
   async function show(key) {
     var status = byId('status');
@@ -168,10 +250,11 @@
       renderAccount(acc);
       renderUsage(more[0]);
       renderRequests(more[1]);
+      await Promise.all([renderPortfolio(key), renderAlerts(key, acc.key.plan)]);
       sessionStorage.setItem(STORAGE, key);
       status.textContent = 'Figures of ' + acc.key.prefix + '…, as of ' + new Date().toISOString().slice(0, 19).replace('T', ' ') + ' UTC.';
     } catch (e) {
-      ['account', 'usage', 'recent'].forEach(function (id) { byId(id).hidden = true; });
+      ['account', 'usage', 'portfolio', 'alerts', 'recent'].forEach(function (id) { byId(id).hidden = true; });
       status.textContent = e instanceof Error ? e.message : String(e);
       status.classList.add('error');
     }
