@@ -14,28 +14,13 @@ import { zodToOpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import type { AppContext } from '../context';
 import { z } from '../params';
 import { endpointLabel, requestLogOf } from '../routes/account/request-log';
-import { cacheSchema, callEndpoint, creditsSchema, requestIdOf, type AnyEndpoint, type CallResult } from '../platform';
+import { cacheSchema, callEndpoint, creditsSchema, operationIdOf, requestIdOf, type AnyEndpoint, type CallResult } from '../platform';
 
 type JsonSchema = Record<string, unknown>;
 type AnyObject = z.ZodObject<z.ZodRawShape>;
 
-/**
- * The operationId rule of the OpenAPI document: the method, then each path segment after /v1 in camelCase, a path
- * parameter becoming By<Name> (GET /v1/stats/pouvoir-achat → getStatsPouvoirAchat, GET /v1/transactions/:id →
- * getTransactionsById).
- */
-export function operationIdOf(method: string, path: string): string {
-  const words = path
-    .replace(/^\/v1(?=\/|$)/, '')
-    .split('/')
-    .filter(Boolean)
-    .flatMap((seg) => (seg.startsWith(':') || seg.startsWith('{') ? ['by', ...seg.replace(/[:{}]/g, '').split(/[^A-Za-z0-9]+/)] : seg.split(/[^A-Za-z0-9]+/)))
-    .filter(Boolean);
-  return method.toLowerCase() + words.map((w) => w[0].toUpperCase() + w.slice(1)).join('');
-}
-
 /** The tool's name: the operation's operationId. */
-export const toolNameOf = (spec: AnyEndpoint): string => operationIdOf(spec.method, spec.path);
+export const toolNameOf = (spec: AnyEndpoint): string => spec.operationId ?? operationIdOf(spec.method, spec.path);
 
 /**
  * zod → JSON Schema with zod's own converter, in draft-07: the SDK's client validates structured output with Ajv's
@@ -81,10 +66,16 @@ function bodyIsFlat(spec: AnyEndpoint): boolean {
   return shapeOf(spec.body).every((k) => !taken.has(k) && k !== 'body');
 }
 
+/** The query parameters a tool advertises: as the OpenAPI document, without those declared only to be refused. */
+function advertisedQuery(spec: AnyEndpoint): z.ZodType | undefined {
+  const hidden = spec.undocumentedQuery ?? [];
+  return spec.query && hidden.length ? (spec.query as AnyObject).omit(Object.fromEntries(hidden.map((k) => [k, true]))) : spec.query;
+}
+
 function inputSchemaOf(spec: AnyEndpoint): Tool['inputSchema'] {
   const properties: Record<string, object> = {};
   const required: string[] = [];
-  const parts: z.ZodType[] = [spec.params, spec.query, bodyIsFlat(spec) ? spec.body : undefined].filter((s): s is z.ZodType => s !== undefined);
+  const parts: z.ZodType[] = [spec.params, advertisedQuery(spec), bodyIsFlat(spec) ? spec.body : undefined].filter((s): s is z.ZodType => s !== undefined);
   for (const part of parts) {
     const js = jsonSchemaOf(part, 'input');
     Object.assign(properties, js.properties ?? {});
