@@ -5,8 +5,10 @@ import type { AppContext } from './context';
 import { mountDocs } from './docs-page';
 import { ApiError, ERROR_STATUS, invalidParams } from './errors';
 import { accessLog } from './log';
+import { MCP_PATH, mountMcp } from './mcp/http';
 import { z } from './params';
 import { errorSchema, mountEndpoint, operationIdOf, requestIdOf, toApiError, type AnyEndpoint } from './platform';
+import { ACCOUNT_ENDPOINTS, mountDashboard, recordRequests } from './routes/account';
 import { BUSINESSES_ENDPOINTS } from './routes/businesses';
 import { DPE_ENDPOINTS } from './routes/dpe';
 import { FLIPS_ENDPOINTS } from './routes/flips';
@@ -33,6 +35,7 @@ export const ENDPOINTS: AnyEndpoint[] = [
   ...DPE_ENDPOINTS,
   ...BUSINESSES_ENDPOINTS,
   ...META_ENDPOINTS,
+  ...ACCOUNT_ENDPOINTS,
 ];
 
 export function createApp(ctx: AppContext): Express {
@@ -58,6 +61,7 @@ export function createApp(ctx: AppContext): Express {
     }
     next();
   });
+  app.use(recordRequests(ctx, (route) => route === MCP_PATH));
   app.use(express.json({ limit: '100kb' }));
 
   // For load balancers: no key, no credits; 503 until a serving database is loaded. The file's name and vintage only:
@@ -93,6 +97,8 @@ export function createApp(ctx: AppContext): Express {
     res.json(document);
   });
   mountDocs(app);
+  mountMcp(app, ctx, ENDPOINTS);
+  mountDashboard(app);
 
   app.use((req: Request) => {
     throw new ApiError('not_found', `no route for ${req.method} ${req.path}`);

@@ -18,8 +18,8 @@ export interface ContractCase {
   invalid?: { path: string; param: string };
   /** A direct lookup of an unknown id: 404 and the credits refunded. */
   notFound?: string;
-  /** False for an endpoint that never queries the serving database (businesses/:siren): the database-failure and
-   * at-capacity cases do not apply (its own tests cover its failures and refunds). */
+  /** False for an endpoint that never queries the serving database (its spec says usesDatabase: false, e.g.
+   * businesses/:siren, account): the database-failure and at-capacity cases do not apply. */
   usesDatabase?: boolean;
 }
 
