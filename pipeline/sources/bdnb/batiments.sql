@@ -1,0 +1,58 @@
+-- The staged tables (temp tables bdnb_*_raw) → bdnb_batiments, one row per building group with its WGS84 point,
+-- and bdnb_parcelles, the group ↔ parcel relation. Needs the macros of centroid.sql and lib/lambert93.ts.
+CREATE OR REPLACE TEMP TABLE bdnb_batiments AS
+WITH groupe AS (
+    SELECT * FROM bdnb_groupe_raw
+    WHERE batiment_groupe_id IS NOT NULL
+    -- a repeated id keeps its row with a geometry
+    QUALIFY row_number() OVER (PARTITION BY batiment_groupe_id ORDER BY geom_groupe IS NULL, s_geom_groupe IS NULL) = 1
+),
+ffo AS (
+    SELECT * FROM bdnb_ffo_raw WHERE batiment_groupe_id IS NOT NULL
+    QUALIFY row_number() OVER (PARTITION BY batiment_groupe_id ORDER BY annee_construction IS NULL) = 1
+),
+dvf AS (
+    SELECT * FROM bdnb_dvf_raw WHERE batiment_groupe_id IS NOT NULL
+    QUALIFY row_number() OVER (PARTITION BY batiment_groupe_id ORDER BY nb_mutation DESC NULLS LAST) = 1
+),
+shapes AS (
+    SELECT batiment_groupe_id, bdnb_wkt_polygons(geom_groupe) AS polys FROM groupe WHERE geom_groupe IS NOT NULL
+),
+centroids AS (
+    SELECT batiment_groupe_id, bdnb_centroid(polys, bdnb_ring_vectors(polys)) AS c FROM shapes
+),
+-- Lambert-93 covers metropolitan France only (x 0–1,300 km, y 6,000–7,200 km here with a margin); anything else is
+-- not placed rather than placed wrongly (overseas départements use other projections).
+placed AS (
+    SELECT batiment_groupe_id, lambert93_lat(c.x, c.y) AS latitude, lambert93_lon(c.x, c.y) AS longitude
+    FROM centroids
+    WHERE c.x BETWEEN 0 AND 1300000 AND c.y BETWEEN 6000000 AND 7200000
+)
+SELECT
+    g.batiment_groupe_id,
+    -- Older millésimes give Paris, Lyon and Marseille as a whole (75056 on every row of the real Paris extract) while
+    -- the IRIS code is arrondissement-level: the arrondissement is its first five characters.
+    CASE WHEN g.code_commune_insee IN ('75056', '69123', '13055') AND regexp_full_match(left(g.code_iris, 5), '(751[0-2][0-9]|6938[1-9]|132[01][0-9])')
+         THEN left(g.code_iris, 5) ELSE g.code_commune_insee END AS code_commune_insee,
+    g.libelle_commune_insee,
+    g.s_geom_groupe,
+    p.latitude,
+    p.longitude,
+    f.annee_construction,
+    f.nb_log,
+    f.nb_niveau,
+    f.mat_mur_txt,
+    f.mat_toit_txt,
+    f.usage_niveau_1_txt,
+    d.nb_mutation AS dvf_nb_mutations,
+    d.prix_m2_local_median AS dvf_prix_m2_median
+FROM groupe g
+LEFT JOIN placed p USING (batiment_groupe_id)
+LEFT JOIN ffo f USING (batiment_groupe_id)
+LEFT JOIN dvf d USING (batiment_groupe_id);
+
+CREATE OR REPLACE TEMP TABLE bdnb_parcelles AS
+SELECT batiment_groupe_id, parcelle_id, bool_or(coalesce(parcelle_principale, false)) AS parcelle_principale
+FROM bdnb_parcelles_raw
+WHERE batiment_groupe_id IS NOT NULL AND parcelle_id IS NOT NULL
+GROUP BY ALL;
