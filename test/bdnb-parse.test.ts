@@ -95,10 +95,12 @@ describe('the real extracts (pre-2023 millésime, QGIS re-exports)', () => {
 
 /** Independent centroid: shoelace per ring in JS (outline minus holes), then proj4. */
 function jsCentroid(polys: number[][][][]): { lat: number; lon: number } {
+  // relative to the first vertex: raw Lambert-93 products (≈ 10^18) would lose metres to rounding
+  const [ox, oy] = polys[0][0][0];
   let a = 0;
   let mx = 0;
   let my = 0;
-  for (const poly of polys) {
+  for (const poly of polys.map((p) => p.map((r) => r.map(([x, y]) => [x - ox, y - oy])))) {
     poly.forEach((ring, k) => {
       let ra = 0;
       let rx = 0;
@@ -117,7 +119,7 @@ function jsCentroid(polys: number[][][][]): { lat: number; lon: number } {
       my += s * ry;
     });
   }
-  const [lon, lat] = proj4('EPSG:2154', 'WGS84', [mx / a, my / a]);
+  const [lon, lat] = proj4('EPSG:2154', 'WGS84', [ox + mx / a, oy + my / a]);
   return { lat, lon };
 }
 

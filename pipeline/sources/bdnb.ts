@@ -180,7 +180,7 @@ export interface BdnbStaged {
  * (BDNB_PARCELLE_COLUMNS). A table whose file is absent contributes NULLs (or no relation rows).
  */
 export async function stageBdnb(conn: DuckDBConnection, files: BdnbFiles): Promise<BdnbStaged> {
-  await run(conn, lambert93Macros() + readSql('centroid.sql'));
+  await run(conn, lambert93Macros());
   const missingColumns: BdnbStaged['missingColumns'] = {};
   const source = async (table: BdnbTable, empty: string) => {
     const file = files[table];
@@ -199,7 +199,7 @@ export async function stageBdnb(conn: DuckDBConnection, files: BdnbFiles): Promi
     'NULL::VARCHAR AS batiment_groupe_id, NULL::INTEGER AS nb_mutation, NULL::DOUBLE AS prix_m2_local_median'))}`);
   await run(conn, `CREATE OR REPLACE TEMP TABLE bdnb_parcelles_raw AS ${await source('rel_batiment_groupe_parcelle', none(
     'NULL::VARCHAR AS batiment_groupe_id, NULL::VARCHAR AS parcelle_id, NULL::BOOLEAN AS parcelle_principale'))}`);
-  await run(conn, readSql('batiments.sql'));
+  await run(conn, readSql('batiments.sql').replace('{{centroid.sql}}', () => readSql('centroid.sql')));
   const [counts] = await all<Record<string, number>>(conn, readSql('anomalies.sql'));
   const { rows_read: rowsRead, ...anomalies } = counts;
   return { rowsRead, anomalies, missingColumns };

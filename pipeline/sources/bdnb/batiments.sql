@@ -1,13 +1,17 @@
 -- The staged tables (temp tables bdnb_*_raw) → bdnb_batiments, one row per building group with its WGS84 point,
--- and bdnb_parcelles, the group ↔ parcel relation. Needs the macros of centroid.sql and lib/lambert93.ts.
+-- and bdnb_parcelles, the group ↔ parcel relation. Needs the macros of lib/lambert93.ts.
+CREATE OR REPLACE TEMP TABLE bdnb_groupe AS
+SELECT * FROM bdnb_groupe_raw
+WHERE batiment_groupe_id IS NOT NULL
+-- a repeated id keeps its row with a geometry
+QUALIFY row_number() OVER (PARTITION BY batiment_groupe_id ORDER BY geom_groupe IS NULL, s_geom_groupe IS NULL) = 1;
+
+CREATE OR REPLACE TEMP VIEW bdnb_geom AS SELECT batiment_groupe_id, geom_groupe FROM bdnb_groupe WHERE geom_groupe IS NOT NULL;
+
+{{centroid.sql}}
+
 CREATE OR REPLACE TEMP TABLE bdnb_batiments AS
-WITH groupe AS (
-    SELECT * FROM bdnb_groupe_raw
-    WHERE batiment_groupe_id IS NOT NULL
-    -- a repeated id keeps its row with a geometry
-    QUALIFY row_number() OVER (PARTITION BY batiment_groupe_id ORDER BY geom_groupe IS NULL, s_geom_groupe IS NULL) = 1
-),
-ffo AS (
+WITH ffo AS (
     SELECT * FROM bdnb_ffo_raw WHERE batiment_groupe_id IS NOT NULL
     QUALIFY row_number() OVER (PARTITION BY batiment_groupe_id ORDER BY annee_construction IS NULL) = 1
 ),
@@ -15,18 +19,12 @@ dvf AS (
     SELECT * FROM bdnb_dvf_raw WHERE batiment_groupe_id IS NOT NULL
     QUALIFY row_number() OVER (PARTITION BY batiment_groupe_id ORDER BY nb_mutation DESC NULLS LAST) = 1
 ),
-shapes AS (
-    SELECT batiment_groupe_id, bdnb_wkt_polygons(geom_groupe) AS polys FROM groupe WHERE geom_groupe IS NOT NULL
-),
-centroids AS (
-    SELECT batiment_groupe_id, bdnb_centroid(polys, bdnb_ring_vectors(polys)) AS c FROM shapes
-),
 -- Lambert-93 covers metropolitan France only (x 0–1,300 km, y 6,000–7,200 km here with a margin); anything else is
 -- not placed rather than placed wrongly (overseas départements use other projections).
 placed AS (
-    SELECT batiment_groupe_id, lambert93_lat(c.x, c.y) AS latitude, lambert93_lon(c.x, c.y) AS longitude
-    FROM centroids
-    WHERE c.x BETWEEN 0 AND 1300000 AND c.y BETWEEN 6000000 AND 7200000
+    SELECT batiment_groupe_id, lambert93_lat(x, y) AS latitude, lambert93_lon(x, y) AS longitude
+    FROM bdnb_centroids
+    WHERE x BETWEEN 0 AND 1300000 AND y BETWEEN 6000000 AND 7200000
 )
 SELECT
     g.batiment_groupe_id,
@@ -46,7 +44,7 @@ SELECT
     f.usage_niveau_1_txt,
     d.nb_mutation AS dvf_nb_mutations,
     d.prix_m2_local_median AS dvf_prix_m2_median
-FROM groupe g
+FROM bdnb_groupe g
 LEFT JOIN placed p USING (batiment_groupe_id)
 LEFT JOIN ffo f USING (batiment_groupe_id)
 LEFT JOIN dvf d USING (batiment_groupe_id);

@@ -1,51 +1,78 @@
--- Centroid of a BDNB footprint (WKT POLYGON / MULTIPOLYGON in Lambert-93 metres) in plain SQL, without a spatial
--- extension, so that millions of groups are placed in one vectorised pass.
+-- Centroid of every BDNB footprint (WKT POLYGON / MULTIPOLYGON in Lambert-93 metres) in plain SQL, without a spatial
+-- extension, so that millions of groups are placed in one vectorised pass: reads bdnb_geom(batiment_groupe_id,
+-- geom_groupe), writes bdnb_centroids(batiment_groupe_id, x, y).
 -- The area-weighted centroid (shoelace formula) rather than the mean of the vertices: a footprint's vertices crowd
 -- where its outline is detailed (a curved façade), which would pull a vertex mean off the building. Each polygon's
--- first ring is its outline, the following ones its holes (subtracted), whatever their orientation in the file.
--- Coordinates are taken relative to the first vertex so the products stay small (Lambert-93 y ≈ 6.8 million m).
--- A degenerate footprint (zero area, e.g. a line) falls back to the mean of its vertices.
+-- first ring is its outline and the following ones its holes (subtracted), whatever their orientation in the file.
+-- Coordinates are taken relative to the group's first vertex so the products stay small (Lambert-93 y ≈ 6.8e6 m).
+-- A degenerate footprint (zero area: a line, a point) falls back to the mean of its vertices.
+-- Each step is a table: DuckDB would otherwise inline a CTE and repeat its string parsing at every reference.
 
--- WKT → list of polygons, each a list of rings, each a list of [x, y]. Tolerates spaces around parentheses and
--- commas, an EWKT `SRID=…;` prefix and a Z coordinate (dropped).
-CREATE OR REPLACE TEMP MACRO bdnb_wkt_polygons(wkt) AS (
-  list_transform(
-    string_split(
-      regexp_replace(
-        regexp_replace(regexp_replace(upper(trim(wkt)), '\s*([(),])\s*', '\1', 'g'), '^(SRID=\d+;)?(MULTI)?POLYGON\s*Z?M?\(+', ''),
-        '\)+$', ''),
-      ')),(('),
-    p -> list_transform(string_split(p, '),('),
-      r -> list_transform(string_split(r, ','),
-        pt -> list_transform(regexp_split_to_array(trim(pt), '\s+')[1:2], v -> TRY_CAST(v AS DOUBLE)))))
-);
+-- One row per ring: its text ('x y,x y,…'), whether it is a polygon's outline, and the group's origin vertex.
+-- Plain string functions (several times faster than regular expressions here); spaces next to commas and
+-- parentheses are tolerated, an EWKT `SRID=…;` prefix and Z/M coordinates too (dropped).
+CREATE OR REPLACE TEMP TABLE bdnb_rings AS
+WITH body AS (
+    SELECT batiment_groupe_id,
+        rtrim(ltrim(substr(g, strpos(g, '(')), '('), ')') AS b
+    FROM (
+        SELECT batiment_groupe_id,
+            replace(replace(replace(replace(replace(geom_groupe, ', ', ','), ' ,', ','), '( ', '('), ' )', ')'), ') ,', '),') AS g
+        FROM bdnb_geom
+    )
+),
+polygons AS (
+    SELECT batiment_groupe_id, b, unnest(string_split(b, ')),((')) AS poly FROM body
+)
+SELECT batiment_groupe_id,
+    unnest(string_split(poly, '),(')) AS ring,
+    generate_subscripts(string_split(poly, '),('), 1) = 1 AS outline,
+    TRY_CAST(split_part(split_part(b, ',', 1), ' ', 1) AS DOUBLE) AS x0,
+    TRY_CAST(split_part(split_part(b, ',', 1), ' ', 2) AS DOUBLE) AS y0
+FROM polygons;
 
--- Per ring: [2·signed area, Σ(xi+xj)·cross, Σ(yi+yj)·cross] relative to (x0, y0); the ring is closed implicitly
--- (a repeated closing vertex adds a zero-length edge).
-CREATE OR REPLACE TEMP MACRO bdnb_ring_moments(r, x0, y0) AS (
-  list_transform(
-    list_transform(range(1, len(r) + 1),
-      i -> [r[i][1] - x0, r[i][2] - y0, r[i % len(r) + 1][1] - x0, r[i % len(r) + 1][2] - y0]),
-    e -> [e[1] * e[4] - e[3] * e[2], (e[1] + e[3]) * (e[1] * e[4] - e[3] * e[2]), (e[2] + e[4]) * (e[1] * e[4] - e[3] * e[2])])
-);
+CREATE OR REPLACE TEMP TABLE bdnb_ring_xy AS
+WITH pts AS (
+    SELECT batiment_groupe_id, outline, x0, y0, list_transform(string_split(ring, ','), p -> string_split(trim(p), ' ')) AS p
+    FROM bdnb_rings
+)
+SELECT batiment_groupe_id, outline, x0, y0,
+    list_transform(p, v -> TRY_CAST(v[1] AS DOUBLE) - x0) AS xs,
+    list_transform(p, v -> TRY_CAST(v[2] AS DOUBLE) - y0) AS ys
+FROM pts;
 
--- Every ring's [2A, Mx, My], signed so that outlines add and holes subtract, whatever their orientation in the file.
-CREATE OR REPLACE TEMP MACRO bdnb_ring_vectors(polys) AS (
-  flatten(list_transform(polys, p -> list_transform(p, (r, k) ->
-    list_transform([1, 2, 3], j -> list_sum(list_transform(bdnb_ring_moments(r, polys[1][1][1][1], polys[1][1][1][2]), m -> m[j]))
-      * CASE WHEN k = 1 THEN 1 ELSE -1 END
-      * sign(list_sum(list_transform(bdnb_ring_moments(r, polys[1][1][1][1], polys[1][1][1][2]), m -> m[1])))))))
-);
+-- Per ring: 2·signed area (Σ cross), Σ(xi+xj)·cross, Σ(yi+yj)·cross; the ring is closed implicitly (a repeated
+-- closing vertex adds a zero-length edge).
+CREATE OR REPLACE TEMP TABLE bdnb_ring_moments AS
+WITH crosses AS (
+    SELECT *, list_transform(range(1, len(xs) + 1), i -> xs[i] * ys[i % len(xs) + 1] - xs[i % len(xs) + 1] * ys[i]) AS c
+    FROM bdnb_ring_xy
+),
+ring AS (
+    SELECT batiment_groupe_id, outline, x0, y0, xs, ys,
+        list_sum(c) AS a2,
+        list_sum(list_transform(range(1, len(xs) + 1), i -> (xs[i] + xs[i % len(xs) + 1]) * c[i])) AS mx,
+        list_sum(list_transform(range(1, len(xs) + 1), i -> (ys[i] + ys[i % len(xs) + 1]) * c[i])) AS my
+    FROM crosses
+)
+-- outlines add, holes subtract, whatever the orientation of either
+SELECT batiment_groupe_id, x0, y0, (CASE WHEN outline THEN 1 ELSE -1 END) * sign(a2) AS s, a2, mx, my,
+    list_sum(xs) AS sum_x, list_sum(ys) AS sum_y, len(xs) AS n
+FROM ring;
 
--- {x, y} (Lambert-93) from the parsed polygons and their ring vectors (computed once by the caller, in a CTE).
--- Cx = x0 + ΣMx / (3·Σ2A), the shoelace centroid; vertex mean when the footprint has no area; NULL when unparsable.
-CREATE OR REPLACE TEMP MACRO bdnb_centroid(polys, rv) AS (
-  CASE
-    WHEN abs(list_sum(list_transform(rv, t -> t[1]))) > 1e-6 THEN {
-      'x': polys[1][1][1][1] + list_sum(list_transform(rv, t -> t[2])) / (3 * list_sum(list_transform(rv, t -> t[1]))),
-      'y': polys[1][1][1][2] + list_sum(list_transform(rv, t -> t[3])) / (3 * list_sum(list_transform(rv, t -> t[1])))}
-    ELSE {
-      'x': list_avg(flatten(flatten(list_transform(polys, p -> list_transform(p, r -> list_transform(r, v -> v[1])))))),
-      'y': list_avg(flatten(flatten(list_transform(polys, p -> list_transform(p, r -> list_transform(r, v -> v[2]))))))}
-  END
-);
+CREATE OR REPLACE TEMP TABLE bdnb_centroids AS
+WITH g AS (
+    SELECT batiment_groupe_id, any_value(x0) AS x0, any_value(y0) AS y0,
+        sum(s * a2) AS a2, sum(s * mx) AS mx, sum(s * my) AS my, sum(sum_x) / sum(n) AS vx, sum(sum_y) / sum(n) AS vy
+    FROM bdnb_ring_moments
+    GROUP BY batiment_groupe_id
+)
+SELECT batiment_groupe_id,
+    -- Cx = x0 + Σ s·Mx / (3 · Σ s·2A)
+    x0 + CASE WHEN abs(a2) > 1e-6 THEN mx / (3 * a2) ELSE vx END AS x,
+    y0 + CASE WHEN abs(a2) > 1e-6 THEN my / (3 * a2) ELSE vy END AS y
+FROM g;
+
+DROP TABLE bdnb_rings;
+DROP TABLE bdnb_ring_xy;
+DROP TABLE bdnb_ring_moments;
