@@ -11,10 +11,9 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import zlib from 'node:zlib';
 import proj4 from 'proj4';
+import { all, lit, openMemory } from '../../lib/duck';
 import { BDNB_DEFAULT_VINTAGE, bdnbArchivePath } from '../sources/bdnb';
-import { readTable } from '../sources/text';
 
 proj4.defs('EPSG:2154', '+proj=lcc +lat_0=46.5 +lon_0=3 +lat_1=49 +lat_2=44 +x_0=700000 +y_0=6600000 +ellps=GRS80 +towgs84=0,0,0,0,0,0,0 +units=m +no_defs');
 
@@ -92,9 +91,9 @@ interface Site {
   types: Set<string>;
   lon: number | null;
   lat: number | null;
-  /** Sales before mid-2021 (the BDNB's DVF statistics stop there): €/m² of each built sale. */
-  pastPpm2: number[];
-  pastMutations: Set<string>;
+  /** Sales of a house or flat before mid-2021 (the BDNB's DVF statistics stop there) and their median €/m². */
+  pastMutations: number;
+  pastPpm2: number | null;
 }
 
 interface Building {
@@ -164,13 +163,6 @@ function csvLine(fields: Array<string | number | null>): string {
   }).join(',');
 }
 
-function median(xs: number[]): number | null {
-  if (!xs.length) return null;
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-}
-
 export interface BdnbDemoTruth {
   vintage: string;
   /** Relative paths of the written tables. */
@@ -187,29 +179,41 @@ export interface BdnbDemoTruth {
 export async function generateBdnb(dvfDir: string, outDir: string, opts: { years: number[]; vintage?: string }): Promise<BdnbDemoTruth> {
   const vintage = opts.vintage ?? DEMO_BDNB_VINTAGE;
   const sites = new Map<string, Site>();
-  for (const y of opts.years) {
+  const dvfFiles = opts.years.flatMap((y) => {
     const dir = path.join(dvfDir, String(y), 'departements');
-    for (const f of fs.readdirSync(dir).filter((n) => n.endsWith('.csv.gz')).sort()) {
-      const { rows } = readTable(zlib.gunzipSync(fs.readFileSync(path.join(dir, f))).toString('utf8'), ',');
-      for (const r of rows) {
-        if (!['1', '2', '3', '4'].includes(r.code_type_local)) continue;
-        let s = sites.get(r.id_parcelle);
-        if (!s) {
-          s = {
-            parcel: r.id_parcelle, commune: r.code_commune, nomCommune: r.nom_commune, types: new Set(),
-            lon: r.longitude ? Number(r.longitude) : null, lat: r.latitude ? Number(r.latitude) : null,
-            pastPpm2: [], pastMutations: new Set(),
-          };
-          sites.set(r.id_parcelle, s);
-        }
-        s.types.add(r.code_type_local);
-        const surface = Number(r.surface_reelle_bati);
-        if (r.date_mutation < '2021-07-01' && ['1', '2'].includes(r.code_type_local) && surface > 0 && !s.pastMutations.has(r.id_mutation)) {
-          s.pastMutations.add(r.id_mutation);
-          s.pastPpm2.push(Number(r.valeur_fonciere) / surface);
-        }
-      }
+    return fs.readdirSync(dir).filter((n) => n.endsWith('.csv.gz')).sort().map((n) => path.join(dir, n));
+  });
+  // DuckDB reads the geo-DVF files (as the pipeline does); one row per parcel holding a built property.
+  const { instance, conn } = await openMemory({ threads: 2, memoryLimit: '1GB' });
+  try {
+    const rows = await all<{ parcel: string; commune: string; nom: string; types: string[]; lon: number | null; lat: number | null; past: number; ppm2: number | null }>(conn, `
+      WITH lines AS (
+        SELECT id_mutation, date_mutation, id_parcelle, code_commune, nom_commune, code_type_local, valeur_fonciere,
+          surface_reelle_bati, longitude, latitude
+        FROM read_csv([${dvfFiles.map(lit).join(', ')}], header = true, all_varchar = true)
+        WHERE code_type_local IN ('1', '2', '3', '4')
+      ),
+      -- the BDNB's DVF statistics stop in mid-2021: €/m² of each earlier sale of a house or flat on the parcel
+      past AS (
+        SELECT id_parcelle, id_mutation, any_value(valeur_fonciere)::DOUBLE / sum(surface_reelle_bati::DOUBLE) AS ppm2
+        FROM lines
+        WHERE date_mutation < '2021-07-01' AND code_type_local IN ('1', '2') AND surface_reelle_bati::DOUBLE > 0
+        GROUP BY ALL
+      )
+      SELECT l.id_parcelle AS parcel, any_value(code_commune) AS commune, any_value(nom_commune) AS nom,
+        list(DISTINCT code_type_local ORDER BY code_type_local) AS types,
+        max(longitude)::DOUBLE AS lon, max(latitude)::DOUBLE AS lat,
+        coalesce(any_value(p.n), 0)::INTEGER AS past, any_value(p.ppm2) AS ppm2
+      FROM lines l
+      LEFT JOIN (SELECT id_parcelle, count(*) AS n, median(ppm2) AS ppm2 FROM past GROUP BY ALL) p USING (id_parcelle)
+      GROUP BY l.id_parcelle
+      ORDER BY l.id_parcelle`);
+    for (const r of rows) {
+      sites.set(r.parcel, { parcel: r.parcel, commune: r.commune, nomCommune: r.nom, types: new Set(r.types), lon: r.lon, lat: r.lat, pastMutations: r.past, pastPpm2: r.ppm2 });
     }
+  } finally {
+    conn.closeSync();
+    instance.closeSync();
   }
 
   // Commune centre and spread, from its located sales.
@@ -299,7 +303,7 @@ export async function generateBdnb(dvfDir: string, outDir: string, opts: { years
     write('rel_batiment_groupe_parcelle', ['batiment_groupe_id', 'code_departement_insee', 'parcelle_id', 'parcelle_principale'],
       mine.map((b) => [b.id, dep, b.relParcel, 't']));
     write('batiment_groupe_dvf_open_statistique', ['batiment_groupe_id', 'code_departement_insee', 'nb_mutation', 'prix_m2_local_median'],
-      mine.filter((b) => b.site?.pastMutations.size).map((b) => [b.id, dep, b.site!.pastMutations.size, Number(median(b.site!.pastPpm2)!.toFixed(2))]));
+      mine.filter((b) => b.site?.pastMutations).map((b) => [b.id, dep, b.site!.pastMutations, Number(b.site!.pastPpm2!.toFixed(2))]));
   }
   return { vintage, files, groups: buildings.length, stockGroups, parcels };
 }
