@@ -9,7 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { all, openMemory, type DuckDBConnection, type DuckDBInstance } from '../lib/duck';
 import { generateDemo } from '../pipeline/demo/generate';
 import { AGE_PRICE_FACTOR, generateBdnb, type BdnbDemoTruth } from '../pipeline/demo/generate-bdnb';
-import { stageBdnb } from '../pipeline/sources/bdnb';
+import { bdnbArchivePath, bdnbTableFiles, stageBdnb } from '../pipeline/sources/bdnb';
+import { writeZip } from './helpers/income';
 import { splitCsv, tempDir } from './helpers/samples';
 import { median } from './helpers/stats';
 
@@ -159,5 +160,21 @@ describe('demo BDNB', () => {
       checked++;
     }
     expect(checked).toBeGreaterThan(100);
+  });
+
+  it('reads the same tables from the published ZIP (entries under csv/, other tables ignored) as from the unzipped folder', async () => {
+    const zip = path.join(dir, 'archive', bdnbArchivePath('2025-07-a', '75'));
+    fs.mkdirSync(path.dirname(zip), { recursive: true });
+    const names = fs.readdirSync(tableDir('75'));
+    writeZip(zip, [
+      { name: 'csv/batiment_construction.csv', content: Buffer.from('batiment_construction_id,batiment_groupe_id\nx,y\n') },
+      ...names.map((n, i) => ({ name: `csv/${n}`, content: fs.readFileSync(path.join(tableDir('75'), n)), stored: i % 2 === 0 })),
+    ]);
+    const fromZip = await bdnbTableFiles(zip, path.join(dir, 'work'));
+    expect(Object.keys(fromZip).sort()).toEqual(names.map((n) => n.replace(/\.csv$/, '')).sort());
+    for (const [t, f] of Object.entries(fromZip)) expect(fs.readFileSync(f).equals(fs.readFileSync(path.join(tableDir('75'), `${t}.csv`)))).toBe(true);
+    const fromDir = await bdnbTableFiles(path.dirname(tableDir('75')), path.join(dir, 'unused'));
+    expect(fromDir.batiment_groupe).toBe(path.join(tableDir('75'), 'batiment_groupe.csv'));
+    await expect(bdnbTableFiles(path.join(dir, '2020', 'departements', '75.csv.gz'), path.join(dir, 'w2'))).rejects.toThrow();
   });
 });

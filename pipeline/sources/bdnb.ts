@@ -7,6 +7,7 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import { all, lit, run, type DuckDBConnection } from '../../lib/duck';
 import { lambert93Macros } from '../../lib/lambert93';
+import { unzipEntry } from '../unzip';
 
 export const BDNB_DEFAULT_VINTAGE = '2025-07-a';
 export const BDNB_BASE = 'https://open-data.s3.fr-par.scw.cloud';
@@ -167,6 +168,33 @@ export const BDNB_BATIMENT_COLUMNS = {
 export const BDNB_PARCELLE_COLUMNS = { batiment_groupe_id: 'VARCHAR', parcelle_id: 'VARCHAR', parcelle_principale: 'BOOLEAN' } as const;
 
 export type BdnbFiles = Partial<Record<BdnbTable, string>> & { batiment_groupe: string };
+
+/**
+ * The tables of one département: streamed out of its ZIP archive into workDir (one entry at a time, never the whole
+ * archive in memory), or found in an already unzipped folder (`…_csv/` holding `csv/<table>.csv`). Only
+ * batiment_groupe is required; a missing optional table leaves its columns NULL.
+ */
+export async function bdnbTableFiles(file: string, workDir: string): Promise<BdnbFiles> {
+  const out: Partial<Record<BdnbTable, string>> = {};
+  const tables = Object.entries(BDNB_TABLE_FILES) as Array<[BdnbTable, string]>;
+  if (fs.statSync(file).isDirectory()) {
+    for (const [table, entry] of tables) {
+      const found = [path.join(file, entry), path.join(file, path.basename(entry))].find((p) => fs.existsSync(p));
+      if (found) out[table] = found;
+    }
+  } else {
+    fs.mkdirSync(workDir, { recursive: true });
+    for (const [table, entry] of tables) {
+      try {
+        out[table] = await unzipEntry(file, entry, path.join(workDir, path.basename(entry)));
+      } catch (e) {
+        if (!/ has no entry /.test((e as Error).message)) throw e;
+      }
+    }
+  }
+  if (!out.batiment_groupe) throw new Error(`${file}: no ${BDNB_TABLE_FILES.batiment_groupe} (not a BDNB CSV archive?)`);
+  return out as BdnbFiles;
+}
 
 export interface BdnbStaged {
   rowsRead: number;
