@@ -6,26 +6,28 @@ import type { AppContext } from './context';
 import { DOCS_CSP, docsPageHtml } from './docs-page';
 import { ApiError, ERROR_STATUS, invalidParams } from './errors';
 import { errorSchema, mountEndpoint, toApiError, type AnyEndpoint } from './platform';
-import { ANALYTICS_ENDPOINTS } from './routes/analytics';
 import { FLIPS_ENDPOINTS } from './routes/flips';
-import { INCOME_ENDPOINTS } from './routes/income';
-import { metaSources } from './routes/meta';
-import { PLACES_ENDPOINTS } from './routes/places';
-import { statsMarket } from './routes/stats/market';
-import { getTransaction, searchTransactions } from './routes/transactions';
+import { HEATMAP_ENDPOINTS } from './routes/heatmap';
+import { MARKET_ENDPOINTS } from './routes/market';
+import { META_ENDPOINTS } from './routes/meta';
+import { PROPERTY_HISTORY_ENDPOINTS } from './routes/property-history';
+import { STATS_ENDPOINTS } from './routes/stats';
+import { TRANSACTIONS_ENDPOINTS } from './routes/transactions';
 import { VALUATION_ENDPOINTS } from './routes/valuation';
 
-/** Every endpoint of the API; a new route module is one more line here. */
+/**
+ * Every endpoint of the API. Route folders follow the URL families (folder = first path segment after /v1, the
+ * market-* trio shares market/, comparables and estimate share valuation/); a new family is one more line here.
+ */
 export const ENDPOINTS: AnyEndpoint[] = [
-  searchTransactions,
-  getTransaction,
-  statsMarket,
-  ...ANALYTICS_ENDPOINTS,
-  ...PLACES_ENDPOINTS,
+  ...TRANSACTIONS_ENDPOINTS,
+  ...STATS_ENDPOINTS,
+  ...MARKET_ENDPOINTS,
+  ...HEATMAP_ENDPOINTS,
+  ...PROPERTY_HISTORY_ENDPOINTS,
   ...VALUATION_ENDPOINTS,
-  ...INCOME_ENDPOINTS,
   ...FLIPS_ENDPOINTS,
-  metaSources,
+  ...META_ENDPOINTS,
 ];
 
 const REQUEST_ID_RE = /^[\w.:-]{1,128}$/;

@@ -1,34 +1,72 @@
 // `npm run backtest [-- --max-targets 20000 --label NAME --no-docs]`: walk-forward backtest of the valuation estimator
 // on DATA_DIR's serving database (lib/valuation/backtest.ts). Writes marts/valuation_backtest.parquet and the
 // calibration the API loads, prints the figures and publishes them in docs/valuation.md under `## Results`.
+// `npm run backtest -- --real-samples [DIR]` instead imports the real multi-year DVF samples (DIR, default
+// shared/data/dvf) into temporary data folders with the pipeline and backtests each (Toulon, Lyon).
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
-import { dataDir, repoRoot } from '../lib/config';
-import { runBacktest } from '../lib/valuation/backtest';
+import { dataDir, repoRoot, samplesDir } from '../lib/config';
+import { runBacktest, type BacktestReport } from '../lib/valuation/backtest';
 import { renderReport, upsertSection } from '../lib/valuation/report';
+import { buildMarts } from '../marts/runner';
+import { runSource } from '../pipeline/run';
+import { buildRealDatasets } from './backtest/real-samples';
 
-function args(argv: string[]): { maxTargets: number; label: string; docs: boolean } {
-  const a = { maxTargets: 20_000, label: path.basename(dataDir()), docs: true };
+interface Args {
+  maxTargets: number;
+  label: string;
+  docs: boolean;
+  realSamples?: string;
+  keep: boolean;
+}
+
+function args(argv: string[]): Args {
+  const a: Args = { maxTargets: 20_000, label: path.basename(dataDir()), docs: true, keep: false };
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === '--max-targets') a.maxTargets = Number(argv[++i]);
     else if (argv[i] === '--label') a.label = argv[++i];
     else if (argv[i] === '--no-docs') a.docs = false;
-    else throw new Error(`unexpected argument ${argv[i]} (usage: --max-targets N --label NAME --no-docs)`);
+    else if (argv[i] === '--keep') a.keep = true;
+    else if (argv[i] === '--real-samples') a.realSamples = argv[i + 1] && !argv[i + 1].startsWith('--') ? path.resolve(argv[++i]) : path.join(samplesDir, 'dvf');
+    else throw new Error(`unexpected argument ${argv[i]} (usage: --max-targets N --label NAME --no-docs | --real-samples [DIR] --keep)`);
   }
   if (!Number.isInteger(a.maxTargets) || a.maxTargets < 1) throw new Error('--max-targets must be a positive integer');
   return a;
 }
 
+function publish(a: Args, report: BacktestReport, label: string): void {
+  const markdown = renderReport(report, label);
+  console.log(`\n${markdown}`);
+  if (!a.docs) return;
+  const file = path.join(repoRoot, 'docs', 'valuation.md');
+  fs.writeFileSync(file, upsertSection(fs.readFileSync(file, 'utf8'), label, markdown));
+  console.log(`Published in ${path.relative(repoRoot, file)} (section "${label}").`);
+}
+
+async function realSamples(a: Args): Promise<void> {
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'foncier-backtest-real-'));
+  try {
+    const datasets = await buildRealDatasets(a.realSamples!, path.join(work, 'trees'));
+    for (const [i, ds] of datasets.entries()) {
+      const dataRoot = path.join(work, `data-${i}`);
+      console.log(`${ds.label}: importing ${ds.tree}`);
+      const outcomes = await runSource({ source: 'dvf', fromDir: ds.tree, departements: ds.departements, annees: ds.annees, dataRoot });
+      const failed = outcomes.filter((o) => o.status === 'failed');
+      if (failed.length) throw new Error(`import failed: ${failed.map((o) => `${o.part.key}: ${o.error}`).join('; ')}`);
+      await buildMarts({ dataRoot });
+      publish(a, await runBacktest({ dataRoot, maxTargets: a.maxTargets, log: console.log }), ds.label);
+    }
+  } finally {
+    if (a.keep) console.log(`Data folders kept in ${work}`);
+    else fs.rmSync(work, { recursive: true, force: true });
+  }
+}
+
 async function main(): Promise<void> {
   const a = args(process.argv.slice(2));
-  const report = await runBacktest({ dataRoot: dataDir(), maxTargets: a.maxTargets, log: console.log });
-  const markdown = renderReport(report, a.label);
-  console.log(`\n${markdown}`);
-  if (a.docs) {
-    const file = path.join(repoRoot, 'docs', 'valuation.md');
-    fs.writeFileSync(file, upsertSection(fs.readFileSync(file, 'utf8'), a.label, markdown));
-    console.log(`Published in ${path.relative(repoRoot, file)} (section "${a.label}").`);
-  }
+  if (a.realSamples) return realSamples(a);
+  publish(a, await runBacktest({ dataRoot: dataDir(), maxTargets: a.maxTargets, log: console.log }), a.label);
 }
 
 main().catch((e: Error) => {

@@ -2,8 +2,8 @@
 // dataset (2019–2025), the clock just after it: the shared contract, their rules, and their figures recomputed in
 // TypeScript from `ventes` rows read with a plain SELECT.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { direction } from '../api/routes/analytics/common';
-import { bandLabel, SCORE_LABELS } from '../api/routes/analytics/score';
+import { direction } from '../api/sales/analytics';
+import { bandLabel, SCORE_LABELS } from '../api/routes/market/score';
 import { balanceOf, buildDemoData, startTestApi, type TestApi } from './helpers/api';
 import { describeContract } from './helpers/contract';
 import { median2 } from './helpers/stats';

@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { incomeCommune } from '../api/income';
+import { incomeCommune } from '../api/routes/stats/income';
 import { resolveLocation } from '../api/location';
 import { paths } from '../lib/config';
 import { buildDemoData, startTestApi, type TestApi } from './helpers/api';

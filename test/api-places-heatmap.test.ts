@@ -2,7 +2,7 @@
 // TypeScript from `ventes` rows), and one check on the real geo-DVF sample recomputed from the CSV itself.
 import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { relativePosition } from '../api/routes/places/heatmap';
+import { relativePosition } from '../api/routes/heatmap/heatmap';
 import { buildMarts } from '../marts/runner';
 import { runSource } from '../pipeline/run';
 import { buildDemoData, startTestApi, type TestApi } from './helpers/api';

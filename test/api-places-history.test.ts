@@ -5,8 +5,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { priceEvolution, type SaleRow } from '../api/routes/places/property';
-import { parseAddress, streetKey } from '../api/routes/places/street';
+import { priceEvolution, type SaleRow } from '../api/routes/property-history/property';
+import { parseAddress, streetKey } from '../api/routes/property-history/street';
 import type { DemoTruth, PlantedResale } from '../pipeline/demo/generate';
 import { buildDemoData, startTestApi, type TestApi } from './helpers/api';
 import { describeContract } from './helpers/contract';

@@ -106,8 +106,7 @@ describe('fewer than 3 comparables', () => {
   // Second query: after the radius and its widened ring (one query), the postal code.
   it('keeps what it found, with a notice, when the fallback is interrupted by the budget', async () => {
     const key = api.key({ balance: 100 });
-    let calls = 0;
-    const r = await withQuery(api, (q) => ((sql: string, params: never, opts: { timeoutMs?: number }) => (++calls === 2 ? Promise.reject(new QueryTimeoutError(opts.timeoutMs!)) : q(sql, params, opts))) as Query,
+    const r = await withQuery(api, (q) => ((sql: string, params: never, opts: { timeoutMs?: number }) => (sql.includes('c.code_postal = $v_cp') ? Promise.reject(new QueryTimeoutError(opts.timeoutMs!)) : q(sql, params, opts))) as Query,
       () => api.get(`/v1/estimate?${NOWHERE}&surface=90&type_local=Maison&code_postal=23150`, key),
     );
     expect(r.status).toBe(200);
@@ -178,7 +177,9 @@ async function cleanSales(type: string, smin: number, smax: number): Promise<Sal
 /** The documented ranking (docs/valuation.md) recomputed in TypeScript; `widened` searches further, scoring as `radius`. */
 function rank(sales: Sale[], s: Subject, today: string) {
   const ref = new Date(`${today}T00:00:00Z`);
-  const since = new Date(Date.UTC(ref.getUTCFullYear(), ref.getUTCMonth() - s.months, ref.getUTCDate()));
+  // Calendar months back, the day clamped to the target month's length (2025-12-31 − 6 months = 2025-06-30).
+  const lastDay = new Date(Date.UTC(ref.getUTCFullYear(), ref.getUTCMonth() - s.months + 1, 0)).getUTCDate();
+  const since = new Date(Date.UTC(ref.getUTCFullYear(), ref.getUTCMonth() - s.months, Math.min(ref.getUTCDate(), lastDay)));
   const horizon = (ref.getTime() - since.getTime()) / DAY;
   const S = s.surface ?? (s.smin + s.smax) / 2;
   return sales
@@ -198,12 +199,18 @@ function rank(sales: Sale[], s: Subject, today: string) {
 
 const expectedComparables = async (s: Subject, today: string) => rank(await cleanSales(s.type, s.smin, s.smax), s, today);
 
+/** The horizon's end (docs/decisions.md): the département's latest loaded sale when earlier than `today`. */
+async function referenceDay(dep: string, today: string): Promise<string> {
+  const [row] = await api.ctx.db.query<{ d: string }>('select max(date_mutation)::VARCHAR as d from ventes where code_departement = $dep', { dep });
+  return row.d < today ? row.d : today;
+}
+
 describe('comparables against an independent computation', () => {
-  const subjects: Subject[] = [
-    { lat: 48.8414, lon: 2.3003, type: 'Appartement', smin: 30, smax: 60, radius: 300, months: 18 },
-    { lat: 48.8414, lon: 2.3003, type: 'Appartement', smin: 50, smax: 90, pieces: 3, radius: 500, months: 6 },
-    { lat: 44.8378, lon: -0.5792, type: 'Maison', smin: 80, smax: 140, radius: 2000, months: 36 },
-    { lat: 45.7578, lon: 4.832, type: 'Appartement', smin: 20, smax: 45, radius: 800, months: 12 },
+  const subjects: Array<Subject & { dep: string }> = [
+    { dep: '75', lat: 48.8414, lon: 2.3003, type: 'Appartement', smin: 30, smax: 60, radius: 300, months: 18 },
+    { dep: '75', lat: 48.8414, lon: 2.3003, type: 'Appartement', smin: 50, smax: 90, pieces: 3, radius: 500, months: 6 },
+    { dep: '33', lat: 44.8378, lon: -0.5792, type: 'Maison', smin: 80, smax: 140, radius: 2000, months: 36 },
+    { dep: '69', lat: 45.7578, lon: 4.832, type: 'Appartement', smin: 20, smax: 45, radius: 800, months: 12 },
   ];
   it.each(subjects)('%o: same ranked sales, radius and horizon respected, mid = median × surface', async (s) => {
     const key = api.key({ balance: 100 });
@@ -212,7 +219,9 @@ describe('comparables against an independent computation', () => {
     const r = await api.get(`/v1/comparables?${q}`, key);
     expect(r.status).toBe(200);
     const got = r.body.comparables as Array<{ distance_m: number; age_days: number; similarity_score: number; property: Record<string, number & string> }>;
-    const want = (await expectedComparables(s, '2026-01-15')).slice(0, 20);
+    const ref = await referenceDay(s.dep, '2026-01-15');
+    expect(r.body.reference_date).toBe(ref);
+    const want = (await expectedComparables(s, ref)).slice(0, 20);
     expect(got.length).toBeGreaterThanOrEqual(3);
     expect(got.map((c) => [c.property.date, c.property.price, c.property.surface])).toEqual(want.map((w) => [w.d, w.price, w.surface]));
     got.forEach((c, i) => {
@@ -240,7 +249,9 @@ describe('comparables against an independent computation', () => {
   it('estimate: mid = median €/m² of the 10 best (surface within ×/÷ 1.5) × surface', async () => {
     const key = api.key({ balance: 100 });
     const e = await api.get(`/v1/estimate?${PARIS15}&surface=45&type_local=Appartement`, key);
-    const best = (await expectedComparables({ lat: 48.8414, lon: 2.3003, type: 'Appartement', smin: 30, smax: 67.5, surface: 45, radius: 500, months: 18 }, '2026-01-15')).slice(0, 10);
+    const ref = await referenceDay('75', '2026-01-15');
+    expect(e.body.reference_date).toBe(ref);
+    const best = (await expectedComparables({ lat: 48.8414, lon: 2.3003, type: 'Appartement', smin: 30, smax: 67.5, surface: 45, radius: 500, months: 18 }, ref)).slice(0, 10);
     expect(e.body.estimate.based_on_count).toBe(best.length);
     expect(e.body.estimate.price_range.mid).toBe(Math.round(median(best.map((b) => b.prix_m2)) * 45));
     expect(e.body.input).toEqual({ latitude: 48.8414, longitude: 2.3003, surface: 45, type_local: 'Appartement' });
@@ -269,20 +280,69 @@ describe('interval calibration', () => {
 describe('geographic fallback', () => {
   it('widens a radius that gives fewer than 3 comparables to twice its size, flagged and with a notice', async () => {
     const sales = await cleanSales('Maison', 60, 135);
+    const ref = await referenceDay('23', '2026-01-15');
     const base = { type: 'Maison', smin: 60, smax: 135, surface: 90, radius: 100, months: 18 };
     // A Creuse house whose 100 m holds fewer than 3 comparables and whose 200 m holds at least 3.
     const spot = sales
       .filter((h) => h.lat > 45.9 && h.lat < 46.4 && h.lon > 1.3 && h.lon < 2.6)
       .map((h) => ({ ...base, lat: h.lat, lon: h.lon }))
-      .find((p) => rank(sales, p, '2026-01-15').length < 3 && rank(sales, { ...p, widened: 200 }, '2026-01-15').length >= 3);
+      .find((p) => rank(sales, p, ref).length < 3 && rank(sales, { ...p, widened: 200 }, ref).length >= 3);
     expect(spot).toBeDefined();
     const key = api.key({ balance: 100 });
     const r = await api.get(`/v1/estimate?latitude=${spot!.lat}&longitude=${spot!.lon}&surface=90&type_local=Maison&radius_m=100`, key);
     expect(r.body.estimate.confidence_factors.fallback_used).toBe(true);
     expect(r.body.estimate.confidence_factors.limiting_factors).toContain('fallback_radius');
     expect(r.body.notice).toMatch(/widened to 200 m/);
-    const want = rank(sales, { ...spot!, widened: 200 }, '2026-01-15').slice(0, 10);
+    const want = rank(sales, { ...spot!, widened: 200 }, ref).slice(0, 10);
     expect(r.body.estimate.based_on_count).toBe(want.length);
     expect(r.body.estimate.price_range.mid).toBe(Math.round(median(want.map((w) => w.prix_m2)) * 90));
+  });
+});
+
+describe('reference date (valuation horizon)', () => {
+  it('ends at the département\'s latest loaded sale when the data lags: the estimate still answers, with a notice', async () => {
+    const key = api.key({ balance: 100 });
+    const ref = await referenceDay('75', '2026-01-15');
+    // Two years after the data ends: a horizon ending today would hold no sale at all.
+    api.clock.set('2027-12-01T12:00:00Z');
+    try {
+      const r = await api.get(`/v1/estimate?${PARIS15}&surface=45&max_age_months=6`, key);
+      expect(r.status).toBe(200);
+      expect(r.body.reference_date).toBe(ref);
+      expect(r.body.estimate).not.toBeNull();
+      expect(r.body.notice).toContain(`end on ${ref}`);
+      const best = (await expectedComparables({ lat: 48.8414, lon: 2.3003, type: 'Appartement', smin: 30, smax: 67.5, surface: 45, radius: 500, months: 6 }, ref)).slice(0, 10);
+      expect(r.body.estimate.price_range.mid).toBe(Math.round(median(best.map((b) => b.prix_m2)) * 45));
+      const c = await api.get(`/v1/comparables?${PARIS15}&type_local=Appartement&surface_min=30&surface_max=60&max_age_months=6`, key);
+      expect(c.body.reference_date).toBe(ref);
+      expect(c.body.comparables.length).toBeGreaterThanOrEqual(3);
+    } finally {
+      api.clock.set('2026-01-15T12:00:00Z');
+    }
+  });
+
+  it('is today, without a notice, when the data reaches today', async () => {
+    const key = api.key({ balance: 100 });
+    const ref = await referenceDay('75', '2026-01-15');
+    api.clock.set(`${ref}T12:00:00Z`);
+    try {
+      const r = await api.get(`/v1/estimate?${PARIS15}&surface=45`, key);
+      expect(r.body.reference_date).toBe(ref);
+      expect(r.body.notice ?? '').not.toMatch(/reference_date/);
+    } finally {
+      api.clock.set('2026-01-15T12:00:00Z');
+    }
+  });
+
+  it('uses the postal-code fallback\'s département far from any sale', async () => {
+    const key = api.key({ balance: 100 });
+    api.clock.set('2027-12-01T12:00:00Z');
+    try {
+      const r = await api.get(`/v1/estimate?${NOWHERE}&surface=90&type_local=Maison&code_postal=23150&max_age_months=12`, key);
+      expect(r.body.reference_date).toBe(await referenceDay('23', '2027-12-01'));
+      expect(r.body.estimate).not.toBeNull();
+    } finally {
+      api.clock.set('2026-01-15T12:00:00Z');
+    }
   });
 });

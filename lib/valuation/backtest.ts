@@ -8,7 +8,7 @@ import path from 'node:path';
 import { paths } from '../config';
 import { all, DuckDBInstance, lit, run, type DuckDBConnection } from '../duck';
 import { currentServingFile } from '../serving';
-import { DEFAULT_RADIUS_M, METERS_PER_DEGREE } from '../distance';
+import { DEFAULT_RADIUS_M, haversineSql, METERS_PER_DEGREE } from '../distance';
 import { calibrate, calibrationFile, cohortOf, spreadOf, type Calibration } from './calibration';
 import { BEST_K, DEFAULT_MAX_AGE_MONTHS, ESTIMATE_SURFACE_FACTOR, estimateFrom, intervalFor, pickRadius, priceStats, widenedRadius, type Comparable, type Fallback } from './estimator';
 import { candidateWhere, comparableColumns, RANK_ORDER, withinRadiusSql, type SubjectSql } from './sql';
@@ -60,6 +60,10 @@ export interface BacktestReport {
   estimator: SegmentReport;
   /** The naive baselines on the same targets; `mdape_common` compares on the targets the estimator valued. */
   baselines: Array<Metrics & { name: string; mdape_common: number | null }>;
+  /** Estimator and baselines per type, on the targets every one of them valued (the fair comparison). */
+  by_type: Array<{ type_local: string; targets: number; estimator: Metrics; baselines: Array<Metrics & { name: string }> }>;
+  /** The estimator on every target, the screened-out ones included: the effect of the screen. */
+  with_screened: Metrics;
   segments: SegmentReport[];
   calibration: Calibration;
   seconds: number;
@@ -73,8 +77,11 @@ interface Target {
   type_local: string;
   surface: number;
   actual: number;
+  /** Outside what was known before the window (absolute bounds, past fences): valued, reported apart. */
+  screened_out: boolean;
   baseline_code_postal: number | null;
   baseline_commune: number | null;
+  baseline_knn: number | null;
 }
 
 interface Valued extends Target {
@@ -125,7 +132,15 @@ function segmentReport(segment: string, rows: Valued[]): SegmentReport {
   };
 }
 
-/** Targets: clean single sales of the last 12 calendar months of data, sampled proportionally per month and type. */
+/**
+ * Targets: every clean single sale of a house or flat with coordinates of the last 12 calendar months of data, sampled
+ * proportionally per month and type, read from `ventes`, not from the estimator's mart: the `is_outlier` flag there
+ * uses fences computed over every loaded year, the target's own included, so it must not choose targets. The targets
+ * are screened instead with what was known before the window (`screened_out`): the absolute bounds of docs/data.md
+ * (symbolic prices, €/m² outside 100–60,000) and Tukey fences on ln(€/m²) from the sales sold BEFORE the window
+ * (commune and type, else département and type, at least 20 sales). Screened targets are valued too, and the report
+ * gives the figures with them beside. Off-plan sales (VEFA) are not targets: /v1/estimate values existing homes.
+ */
 async function selectTargets(conn: DuckDBConnection, maxTargets: number): Promise<{ from: string; to: string }> {
   const [w] = await all<{ from: string; to: string }>(
     conn,
@@ -135,13 +150,30 @@ async function selectTargets(conn: DuckDBConnection, maxTargets: number): Promis
   await run(
     conn,
     `create or replace temp table bt_targets as
-     with eligible as (
-       select id as target_id, id_mutation, date_mutation, type_local, surface_reelle_bati, valeur_fonciere as actual,
-         latitude, longitude, code_postal, code_commune_actuel,
-         date_diff('month', $from::DATE, date_trunc('month', date_mutation)) + 1 as month_idx
-       from valuation_ventes
-       where date_mutation >= $from::DATE and not is_bulk_sale and latitude is not null
-         and surface_reelle_bati between 5 and 5000
+     with past as (
+       select code_commune, code_departement, type_local, ln(prix_m2) as l from ventes
+       where date_mutation < $from::DATE and type_local in ('Maison', 'Appartement') and prix_m2 > 0 and not is_bulk_sale
+     ),
+     fences as (
+       select 'c' as level, code_commune as zone, type_local, quantile_cont(l, 0.25) as q1, quantile_cont(l, 0.75) as q3
+       from past group by all having count(*) >= 20
+       union all
+       select 'd', code_departement, type_local, quantile_cont(l, 0.25), quantile_cont(l, 0.75)
+       from past group by all having count(*) >= 20
+     ),
+     eligible as (
+       select v.id as target_id, v.id_mutation, v.date_mutation, v.type_local, v.surface_reelle_bati, v.valeur_fonciere as actual,
+         v.latitude, v.longitude, v.code_postal, v.code_commune_actuel,
+         coalesce(v.valeur_fonciere < 1000 or v.prix_m2 < 100 or v.prix_m2 > 60000
+           or ln(v.prix_m2) not between coalesce(fc.q1, fd.q1) - 1.5 * (coalesce(fc.q3, fd.q3) - coalesce(fc.q1, fd.q1))
+                                    and coalesce(fc.q3, fd.q3) + 1.5 * (coalesce(fc.q3, fd.q3) - coalesce(fc.q1, fd.q1)), false) as screened_out,
+         date_diff('month', $from::DATE, date_trunc('month', v.date_mutation)) + 1 as month_idx
+       from ventes v
+       left join fences fc on fc.level = 'c' and fc.zone = v.code_commune and fc.type_local = v.type_local
+       left join fences fd on fd.level = 'd' and fd.zone = v.code_departement and fd.type_local = v.type_local
+       where v.type_local in ('Maison', 'Appartement') and v.prix_m2 is not null and not v.is_vefa
+         and v.date_mutation >= $from::DATE and not v.is_bulk_sale and v.latitude is not null
+         and v.surface_reelle_bati between 5 and 5000
      ),
      ranked as (
        select *, row_number() over (partition by month_idx, type_local order by hash(target_id), target_id) as rn,
@@ -158,25 +190,14 @@ async function selectTargets(conn: DuckDBConnection, maxTargets: number): Promis
  * The ranked comparables of every target, as searchComparables finds them: the best BEST_K within the radius, or,
  * with fewer than MIN_COMPARABLES there, the best BEST_K within the widened radius (the geographic fallback).
  */
-async function batchComparables(conn: DuckDBConnection): Promise<Map<number, { ranked: Comparable[]; fallbacks: Fallback[] }>> {
+async function batchComparables(conn: DuckDBConnection, maxLat: number | null): Promise<Map<number, { ranked: Comparable[]; fallbacks: Fallback[] }>> {
   const wide = widenedRadius(DEFAULT_RADIUS_M);
-  const [{ maxlat }] = await all<{ maxlat: number | null }>(conn, 'select max(abs(latitude)) as maxlat from bt_targets');
-  const cellM = METERS_PER_DEGREE / CELLS_PER_DEGREE;
-  const dLat = Math.ceil(wide / cellM);
-  const dLon = Math.ceil(wide / (cellM * Math.max(0.01, Math.cos(((maxlat ?? 0) * Math.PI) / 180))));
-  const cell = (col: string) => `floor(${col} * ${CELLS_PER_DEGREE})::INTEGER`;
+  const g = gridJoin(wide, maxLat);
   const rows = await all<Comparable & { target_id: number; in_radius: boolean }>(
     conn,
-    `with t as (
-       select bt.*, ${cell('bt.latitude')} + a.d as cell_lat, ${cell('bt.longitude')} + b.d as cell_lon
-       from bt_targets bt cross join range(-${dLat}, ${dLat + 1}) a(d) cross join range(-${dLon}, ${dLon + 1}) b(d)
-     ),
-     c as (
-       select *, ${cell('latitude')} as cell_lat, ${cell('longitude')} as cell_lon from valuation_ventes where latitude is not null
-     ),
-     pairs as (
+    `with pairs as (
        select t.target_id, ${comparableColumns(TARGET_SUBJECT)}, ${withinRadiusSql(TARGET_SUBJECT)} as in_radius
-       from t join c on c.cell_lat = t.cell_lat and c.cell_lon = t.cell_lon and c.type_local = t.type_local
+       from ${g.targets} t join ${g.candidates} c on ${g.on}
        where ${candidateWhere(TARGET_SUBJECT)} and ${withinRadiusSql(TARGET_SUBJECT, 'c', String(wide))}
      )
      select * from pairs
@@ -194,22 +215,62 @@ async function batchComparables(conn: DuckDBConnection): Promise<Map<number, { r
   return out;
 }
 
-/** Naive baselines: median €/m² of the postal code (resp. commune) × surface, same type, horizon and no leakage. */
-async function baselines(conn: DuckDBConnection): Promise<Target[]> {
+/** The 0.01° grid join of the targets to candidate sales within `radiusM` (no cross join at France scale). */
+function gridJoin(radiusM: number, maxLat: number | null): { targets: string; candidates: string; on: string } {
+  const cellM = METERS_PER_DEGREE / CELLS_PER_DEGREE;
+  const dLat = Math.ceil(radiusM / cellM);
+  const dLon = Math.ceil(radiusM / (cellM * Math.max(0.01, Math.cos(((maxLat ?? 0) * Math.PI) / 180))));
+  const cell = (col: string) => `floor(${col} * ${CELLS_PER_DEGREE})::INTEGER`;
+  return {
+    targets: `(select bt.*, ${cell('bt.latitude')} + a.d as cell_lat, ${cell('bt.longitude')} + b.d as cell_lon
+       from bt_targets bt cross join range(-${dLat}, ${dLat + 1}) a(d) cross join range(-${dLon}, ${dLon + 1}) b(d))`,
+    candidates: `(select *, ${cell('latitude')} as cell_lat, ${cell('longitude')} as cell_lon from valuation_ventes where latitude is not null)`,
+    on: 'c.cell_lat = t.cell_lat and c.cell_lon = t.cell_lon and c.type_local = t.type_local',
+  };
+}
+
+/** The plain nearest-neighbour baseline (issue 18): the 10 nearest clean sales within 500 m of the last 18 months. */
+export const KNN = { k: 10, radiusM: 500, months: 18, surfaceTolerance: 0.3 } as const;
+
+/**
+ * Naive baselines, same type and no leakage (sold strictly before the target, its own mutation excluded, not bulk):
+ * median €/m² of the postal code (resp. commune) over the estimator's horizon × surface, and the plain kNN: median €/m²
+ * of the KNN.k nearest sales within KNN.radiusM over KNN.months with a surface within ±30 % × surface.
+ */
+async function baselines(conn: DuckDBConnection, maxLat: number | null): Promise<Target[]> {
   const zone = (col: string) =>
     `(select t.target_id, median(c.prix_m2) * t.surface_reelle_bati as v
       from bt_targets t join valuation_ventes c on c.${col} = t.${col} and c.type_local = t.type_local
       where c.date_mutation >= (t.date_mutation - to_months(${DEFAULT_MAX_AGE_MONTHS}))::DATE and c.date_mutation < t.date_mutation
         and c.id_mutation <> t.id_mutation and not c.is_bulk_sale
       group by t.target_id, t.surface_reelle_bati)`;
+  const g = gridJoin(KNN.radiusM, maxLat);
+  const distance = haversineSql('t.latitude', 't.longitude', 'c.latitude', 'c.longitude');
+  const knn = `(select target_id, median(prix_m2) * any_value(surface_reelle_bati) as v from (
+      select t.target_id, t.surface_reelle_bati, c.prix_m2
+      from ${g.targets} t join ${g.candidates} c on ${g.on}
+      where c.date_mutation >= (t.date_mutation - to_months(${KNN.months}))::DATE and c.date_mutation < t.date_mutation
+        and c.id_mutation <> t.id_mutation and not c.is_bulk_sale
+        and abs(c.surface_reelle_bati - t.surface_reelle_bati) <= ${KNN.surfaceTolerance} * t.surface_reelle_bati
+        and ${distance} <= ${KNN.radiusM}
+      qualify row_number() over (partition by t.target_id order by ${distance}, c.id) <= ${KNN.k})
+    group by target_id)`;
   return all<Target>(
     conn,
     `select t.target_id, t.id_mutation, t.date_mutation::VARCHAR as date_mutation, t.month_idx, t.type_local,
-       t.surface_reelle_bati as surface, t.actual, cp.v as baseline_code_postal, co.v as baseline_commune
+       t.surface_reelle_bati as surface, t.actual, t.screened_out, cp.v as baseline_code_postal, co.v as baseline_commune,
+       knn.v as baseline_knn
      from bt_targets t left join ${zone('code_postal')} cp using (target_id) left join ${zone('code_commune_actuel')} co using (target_id)
+       left join ${knn} knn using (target_id)
      order by t.target_id`,
   );
 }
+
+const BASELINES = [
+  ['baseline_knn', `plain kNN (${KNN.k} nearest within ${KNN.radiusM} m, ${KNN.months} months, surface ±30 %) × surface`],
+  ['baseline_code_postal', 'median €/m² of the postal code × surface'],
+  ['baseline_commune', 'median €/m² of the commune × surface'],
+] as const;
 
 export interface BacktestOptions {
   dataRoot: string;
@@ -234,8 +295,9 @@ export async function runBacktest(opts: BacktestOptions): Promise<BacktestReport
   const conn = await instance.connect();
   try {
     const window = await selectTargets(conn, opts.maxTargets ?? 20_000);
-    const comps = await batchComparables(conn);
-    const targets = await baselines(conn);
+    const [{ maxlat }] = await all<{ maxlat: number | null }>(conn, 'select max(abs(latitude)) as maxlat from bt_targets');
+    const comps = await batchComparables(conn, maxlat);
+    const targets = await baselines(conn, maxlat);
     log(`backtest: ${targets.length} targets from ${window.from} to ${window.to}, ${comps.size} with comparables`);
 
     // Raw estimates first (the calibration does not move the mid), then z = ln(actual / mid) / spread.
@@ -247,7 +309,7 @@ export async function runBacktest(opts: BacktestOptions): Promise<BacktestReport
       const z = stats && mid ? Math.log(t.actual / mid) / spreadOf(stats.relIqr) : null;
       return { t, n: ranked.length, fallbacks: fallbacks.join(','), mid, relIqr: stats?.relIqr ?? null, z, cohort: stats ? cohortOf(t.type_local, t.surface, stats.relIqr) : null };
     });
-    const learn = (rows: typeof raw) => rows.filter((r) => r.z !== null).map((r) => ({ cohort: r.cohort!, z: r.z! }));
+    const learn = (rows: typeof raw) => rows.filter((r) => r.z !== null && !r.t.screened_out).map((r) => ({ cohort: r.cohort!, z: r.z! }));
     // Honest coverage: the interval of months 7–12 comes from a calibration that never saw them.
     const early = calibrate(learn(raw.filter((r) => r.t.month_idx <= 6)), generatedAt);
     const calibration = calibrate(learn(raw), generatedAt);
@@ -260,22 +322,34 @@ export async function runBacktest(opts: BacktestOptions): Promise<BacktestReport
       return { ...t, comparables: n, fallbacks, mid, rel_iqr: relIqr, cohort, z, low, high, in_interval: inInterval, part };
     });
 
+    // The figures and the calibration are those of the screened targets; all targets are published (Parquet).
+    const kept = valued.filter((v) => !v.screened_out);
     const bySegment = new Map<string, Valued[]>();
-    for (const v of valued) {
+    for (const v of kept) {
       for (const key of [v.type_local, v.cohort]) if (key) bySegment.set(key, [...(bySegment.get(key) ?? []), v]);
     }
-    const modelled = valued.filter((v) => v.mid !== null);
+    const modelled = kept.filter((v) => v.mid !== null);
     const report: BacktestReport = {
       generated_at: generatedAt,
       serving_file: path.basename(servingFile),
       window,
-      targets: valued.length,
-      estimator: segmentReport('all', valued),
-      baselines: (['baseline_code_postal', 'baseline_commune'] as const).map((b) => ({
-        name: b === 'baseline_code_postal' ? 'median €/m² of the postal code × surface' : 'median €/m² of the commune × surface',
-        ...metrics(valued.map((v) => ({ actual: v.actual, predicted: v[b] }))),
-        mdape_common: metrics(modelled.map((v) => ({ actual: v.actual, predicted: v[b] }))).mdape,
+      targets: kept.length,
+      estimator: segmentReport('all', kept),
+      baselines: BASELINES.map(([col, name]) => ({
+        name,
+        ...metrics(kept.map((v) => ({ actual: v.actual, predicted: v[col] }))),
+        mdape_common: metrics(modelled.map((v) => ({ actual: v.actual, predicted: v[col] }))).mdape,
       })),
+      by_type: [...new Set(kept.map((v) => v.type_local))].sort().map((type) => {
+        const common = kept.filter((v) => v.type_local === type && v.mid !== null && BASELINES.every(([col]) => v[col] !== null));
+        return {
+          type_local: type,
+          targets: common.length,
+          estimator: metrics(common.map((v) => ({ actual: v.actual, predicted: v.mid }))),
+          baselines: BASELINES.map(([col, name]) => ({ name, ...metrics(common.map((v) => ({ actual: v.actual, predicted: v[col] }))) })),
+        };
+      }),
+      with_screened: metrics(valued.map((v) => ({ actual: v.actual, predicted: v.mid }))),
       segments: [...bySegment].sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, rows]) => segmentReport(k, rows)),
       calibration,
       seconds: 0,
@@ -292,7 +366,8 @@ export async function runBacktest(opts: BacktestOptions): Promise<BacktestReport
 
 /** Typed explicitly: a column that is null on every row (a tiny run) keeps its type, and an empty run still writes. */
 const PARQUET_COLUMNS = `{target_id: 'BIGINT', id_mutation: 'VARCHAR', date_mutation: 'DATE', month_idx: 'INTEGER', type_local: 'VARCHAR',
-  surface: 'DOUBLE', actual: 'DOUBLE', baseline_code_postal: 'DOUBLE', baseline_commune: 'DOUBLE', comparables: 'INTEGER',
+  surface: 'DOUBLE', actual: 'DOUBLE', screened_out: 'BOOLEAN', baseline_code_postal: 'DOUBLE', baseline_commune: 'DOUBLE',
+  baseline_knn: 'DOUBLE', comparables: 'INTEGER',
   fallbacks: 'VARCHAR', mid: 'DOUBLE', rel_iqr: 'DOUBLE', cohort: 'VARCHAR', z: 'DOUBLE', low: 'DOUBLE', high: 'DOUBLE',
   in_interval: 'BOOLEAN', part: 'VARCHAR'}`;
 

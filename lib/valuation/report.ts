@@ -3,7 +3,7 @@
 import { pct, type BacktestReport, type Metrics, type SegmentReport } from './backtest';
 
 const row = (name: string, m: Metrics, extra: string[] = []) =>
-  `| ${name.replaceAll('|', '\\|')} | ${m.targets} | ${pct(m.coverage)} | ${pct(m.mdape)} | ${pct(m.mean_ape)} | ${pct(m.within_10)} | ${pct(m.within_20)} | ${pct(m.bias)} | ${extra.join(' | ')} |`;
+  `| ${[name.replaceAll('|', '\\|'), m.targets, pct(m.coverage), pct(m.mdape), pct(m.mean_ape), pct(m.within_10), pct(m.within_20), pct(m.bias), ...extra].join(' | ')} |`;
 
 const segmentRow = (s: SegmentReport) => row(s.segment, s, [pct(s.interval_coverage), String(s.interval_n)]);
 
@@ -18,6 +18,13 @@ export function renderReport(r: BacktestReport, label: string): string {
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     segmentRow({ ...r.estimator, segment: '**estimator (comparables)**' }),
     ...r.baselines.map((b) => row(`baseline: ${b.name} (MdAPE on the estimator's targets: ${pct(b.mdape_common)})`, b, ['', ''])),
+    row(`estimator on every clean sale, the ${r.with_screened.targets - r.targets} screened out (absolute bounds, fences of the sales before the window) included`, r.with_screened, ['', '']),
+    '',
+    'Per type, on the targets that the estimator and every baseline valued (the same targets for all):',
+    '',
+    head,
+    '|---|---:|---:|---:|---:|---:|---:|---:|',
+    ...r.by_type.flatMap((t) => [row(`**${t.type_local}: estimator**`, t.estimator), ...t.baselines.map((b) => row(`${t.type_local}: ${b.name}`, b))]),
     '',
     'Per segment (type, then type × surface band × dispersion of the comparables):',
     '',

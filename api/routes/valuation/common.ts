@@ -1,6 +1,7 @@
 // What GET /v1/comparables and GET /v1/estimate share: parameters, the estimate's response schema, and the call of
 // the one estimator (lib/valuation) with the dense-query budget, the fallbacks and the published calibration.
 import { loadCalibration } from '../../../lib/valuation/calibration';
+import { referenceDate, referenceNotice, type ReferenceDate } from '../../../lib/valuation/reference';
 import { DEFAULT_RADIUS_M } from '../../../lib/distance';
 import { DEFAULT_MAX_AGE_MONTHS, ESTIMATE_SURFACE_FACTOR, estimateFrom, MIN_COMPARABLES, searchComparables, type Estimate, type SearchResult, type ValuationSubject } from '../../../lib/valuation/estimator';
 import { QueryTimeoutError } from '../../db';
@@ -78,6 +79,11 @@ export const estimateSchema = z
   })
   .openapi('ValuationEstimate');
 
+export const referenceDateField = z.string().openapi({
+  description: 'The day max_age_months counts back from: today, or the latest sale loaded for the département when the data ends earlier (DVF is published months after the sales).',
+  example: '2025-06-30',
+});
+
 export function nullEstimateMessage(found: number, maxAgeLimit: number): string {
   return (
     `Only ${found} comparable sale${found === 1 ? '' : 's'} found (at least ${MIN_COMPARABLES} are needed for an estimate): ` +
@@ -115,16 +121,22 @@ export function estimateSubject(p: {
   };
 }
 
-/** Comparables and estimate of a subject as of the request's day. A timeout of the radius search is a 504, refunded. */
-export async function valuate(call: Call, subject: Subject, limit: number): Promise<SearchResult & { estimate: Estimate | null }> {
+/**
+ * Comparables and estimate of a subject as of its reference date (the request's day, or the latest sale loaded for
+ * its département when the data ends earlier: a notice then says so). A timeout of the radius search is a 504, refunded.
+ */
+export async function valuate(call: Call, subject: Subject, limit: number): Promise<SearchResult & { estimate: Estimate | null; reference: ReferenceDate }> {
   const { ctx } = call;
-  const full: ValuationSubject = { ...subject, refDate: isoDay(call.now), includeRefDate: true, excludeMutation: null };
+  const budgetMs = ctx.limits.denseQueryBudgetMs;
+  let reference: ReferenceDate;
   let search: SearchResult;
   try {
+    reference = await referenceDate((sql, params) => ctx.db.query(sql, params, { timeoutMs: budgetMs }), subject, isoDay(call.now));
+    const full: ValuationSubject = { ...subject, refDate: reference.date, includeRefDate: true, excludeMutation: null };
     search = await searchComparables(full, {
       query: (sql, params, timeoutMs) => ctx.db.query(sql, params, { timeoutMs }),
       isTimeout: (e) => e instanceof QueryTimeoutError,
-      budgetMs: ctx.limits.denseQueryBudgetMs,
+      budgetMs,
       limit,
     });
   } catch (e) {
@@ -135,5 +147,6 @@ export async function valuate(call: Call, subject: Subject, limit: number): Prom
   }
   const calibration = loadCalibration(ctx.db.opts.dataRoot, ctx.db.file);
   const estimate = estimateFrom(search.comparables, { typeLocal: subject.typeLocal, surface: subject.surface, fallbacks: search.fallbacks }, calibration);
-  return { ...search, estimate };
+  const notices = reference.lagging ? [referenceNotice(reference, subject.maxAgeMonths), ...search.notices] : search.notices;
+  return { ...search, notices, estimate, reference };
 }

@@ -3,7 +3,7 @@ import { BEST_K, DEFAULT_MAX_AGE_MONTHS } from '../../../lib/valuation/estimator
 import { invalidParams } from '../../errors';
 import { booleanParam, enumParam, numberParam, round2, z } from '../../params';
 import { defineEndpoint } from '../../platform';
-import { communeFallback, required, estimateSchema, nullEstimateMessage, requirePoint, subjectFields, TYPE_LOCAL_2, valuate } from './common';
+import { communeFallback, referenceDateField, required, estimateSchema, nullEstimateMessage, requirePoint, subjectFields, TYPE_LOCAL_2, valuate } from './common';
 
 /** Upper bound of max_age_months on this endpoint (specification). */
 const MAX_AGE_MONTHS = 36;
@@ -13,7 +13,7 @@ const query = z.object({
   type_local: required(enumParam(TYPE_LOCAL_2, 'Type of the property.')),
   surface_min: required(numberParam({ min: 1, max: 10_000, description: 'Smallest surface of a comparable, m².' })),
   surface_max: required(numberParam({ min: 1, max: 10_000, description: 'Largest surface of a comparable, m².' })),
-  max_age_months: numberParam({ min: 1, max: MAX_AGE_MONTHS, int: true, description: `Oldest comparable, in months before today (default ${DEFAULT_MAX_AGE_MONTHS}).` }).default(DEFAULT_MAX_AGE_MONTHS),
+  max_age_months: numberParam({ min: 1, max: MAX_AGE_MONTHS, int: true, description: `Oldest comparable, in months before reference_date (today, or the latest sale loaded for the département when the data ends earlier; default ${DEFAULT_MAX_AGE_MONTHS}).` }).default(DEFAULT_MAX_AGE_MONTHS),
   limit: numberParam({ min: 1, max: 20, int: true, description: 'Comparables returned (default 10).' }).default(10),
   exclude_bulk_sales: booleanParam('Leave out sales of several dwellings for one price (default true).').default(true),
 });
@@ -49,6 +49,7 @@ export const comparables = defineEndpoint({
     comparables: z.array(comparableSchema),
     valuation_estimate: estimateSchema.nullable(),
     message: z.string().optional().openapi({ description: 'Why valuation_estimate is null.' }),
+    reference_date: referenceDateField,
     notice: z.string().optional(),
   }),
   credits: 10,
@@ -98,6 +99,7 @@ export const comparables = defineEndpoint({
       })),
       valuation_estimate: r.estimate,
       ...(r.estimate ? {} : { message: nullEstimateMessage(r.comparables.length, MAX_AGE_MONTHS) }),
+      reference_date: r.reference.date,
       ...(notice ? { notice } : {}),
     };
   },

@@ -3,7 +3,7 @@ import { DEFAULT_MAX_AGE_MONTHS, ESTIMATE_SURFACE_FACTOR } from '../../../lib/va
 import { invalidParams } from '../../errors';
 import { enumParam, numberParam, z } from '../../params';
 import { defineEndpoint } from '../../platform';
-import { communeFallback, required, estimateSchema, estimateSubject, nullEstimateMessage, requirePoint, subjectFields, TYPE_LOCAL_2, valuate } from './common';
+import { communeFallback, referenceDateField, required, estimateSchema, estimateSubject, nullEstimateMessage, requirePoint, subjectFields, TYPE_LOCAL_2, valuate } from './common';
 
 /** Upper bound of max_age_months on this endpoint (specification). */
 const MAX_AGE_MONTHS = 24;
@@ -12,7 +12,7 @@ const query = z.object({
   ...subjectFields,
   surface: required(numberParam({ min: 5, max: 5000, description: 'Surface of the property, m².' })),
   type_local: enumParam(TYPE_LOCAL_2, 'Type of the property (default Appartement).').default('Appartement'),
-  max_age_months: numberParam({ min: 1, max: MAX_AGE_MONTHS, int: true, description: `Oldest comparable, in months before today (default ${DEFAULT_MAX_AGE_MONTHS}).` }).default(DEFAULT_MAX_AGE_MONTHS),
+  max_age_months: numberParam({ min: 1, max: MAX_AGE_MONTHS, int: true, description: `Oldest comparable, in months before reference_date (today, or the latest sale loaded for the département when the data ends earlier; default ${DEFAULT_MAX_AGE_MONTHS}).` }).default(DEFAULT_MAX_AGE_MONTHS),
 });
 
 export const estimate = defineEndpoint({
@@ -29,6 +29,7 @@ export const estimate = defineEndpoint({
     estimate: estimateSchema.nullable(),
     message: z.string().optional().openapi({ description: 'Why estimate is null.' }),
     input: z.object({ latitude: z.number(), longitude: z.number(), surface: z.number(), type_local: z.enum(['Maison', 'Appartement']) }),
+    reference_date: referenceDateField,
     notice: z.string().optional(),
   }),
   credits: 10,
@@ -58,6 +59,7 @@ export const estimate = defineEndpoint({
       estimate: r.estimate,
       ...(r.estimate ? {} : { message: nullEstimateMessage(r.comparables.length, MAX_AGE_MONTHS) }),
       input: { latitude: subject.latitude, longitude: subject.longitude, surface: subject.surface, type_local: subject.typeLocal },
+      reference_date: r.reference.date,
       ...(notice ? { notice } : {}),
     };
   },

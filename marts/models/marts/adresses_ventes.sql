@@ -6,7 +6,7 @@
 -- check: accepted_values(type_local, 'Maison', 'Appartement', 'Local commercial')
 -- GET /v1/property-history reads only this table: sales keyed by a normalised street name (voie_cle) so an address
 -- lookup is an equality on (code_postal, voie_cle), and by a normalised cadastral parcel (section_cle, plan_num).
--- voie_cle MUST stay identical to streetKey() in api/routes/places/street.ts (a test compares them on every street):
+-- voie_cle MUST stay identical to streetKey() in api/routes/property-history/street.ts (a test compares them on every street):
 -- upper case, no accents, punctuation as spaces; a leading street type dropped (AV, AVENUE, RUE…); common words
 -- abbreviated as DVF does (SAINT → ST, GENERAL → GAL…); articles (DE, DU, DES, LA, LE, LES, L, D, AU, AUX) dropped.
 with sales as (

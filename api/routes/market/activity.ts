@@ -3,7 +3,7 @@
 import { locationFields, resolveLocation } from '../../location';
 import { enumParam, numberParam, round2, TYPE_LOCAL_4, z } from '../../params';
 import { defineEndpoint } from '../../platform';
-import { firstDay, lastCompleteMonth, lastDay, monthLabel, monthlyStats, monthOf, typesOf, zoneOf, zoneSchema } from './common';
+import { firstDay, lastCompleteMonth, lastDay, monthLabel, monthlyStats, monthOf, typesOf, zoneOf, zoneSchema } from '../../sales/analytics';
 
 /** More than 30 % above (below) the window's monthly average is high (low) activity (specification). */
 const ACTIVITY_BAND_PCT = 30;

@@ -4,7 +4,7 @@ import { getCommune } from '../../../lib/geo';
 import { dvfName, locationFields, resolveLocation } from '../../location';
 import { dateParam, enumParam, numberParam, round2, z } from '../../params';
 import { defineEndpoint } from '../../platform';
-import { dateWindow } from '../stats/market';
+import { dateWindow } from '../../sales/filter';
 
 /** A zone is expensive above +10 % of the scope median €/m², affordable below −10 %, average in between. */
 const RELATIVE_THRESHOLD_PCT = 10;

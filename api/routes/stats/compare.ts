@@ -4,8 +4,8 @@ import { ApiError, invalidParams } from '../../errors';
 import { resolveLocation, type Location } from '../../location';
 import { dateParam, enumParam, isoDay, round2, stringParam, yearsBefore, z } from '../../params';
 import { defineEndpoint, type Call } from '../../platform';
-import { cleanSales, dateWindow, salesWhere } from '../stats/market';
-import { pctChange } from './common';
+import { cleanSales, dateWindow, salesWhere } from '../../sales/filter';
+import { pctChange } from '../../sales/analytics';
 
 const MIN_LOCATIONS = 2;
 const MAX_LOCATIONS = 5;

@@ -3,8 +3,8 @@
 import { locationFields, resolveLocation, type Location } from '../../location';
 import { enumParam, round2, TYPE_LOCAL_4, z } from '../../params';
 import { defineEndpoint, type Call } from '../../platform';
-import { cleanSales, salesWhere } from '../stats/market';
-import { firstDay, lastCompleteMonth, lastDay, monthlyStats, monthOf, pctChange, typesOf, zoneOf, zoneSchema, type MonthIndex } from './common';
+import { cleanSales, salesWhere } from '../../sales/filter';
+import { firstDay, lastCompleteMonth, lastDay, monthlyStats, monthOf, pctChange, typesOf, zoneOf, zoneSchema, type MonthIndex } from '../../sales/analytics';
 
 /** The label of a score's band (specification: 0–30, 31–60, 61–80, 81–100) among four, lowest band first. */
 export function bandLabel(score: number, labels: readonly [string, string, string, string]): string {

@@ -2,11 +2,11 @@
 // the median property of a postal code or commune, with the income vintage and its gap to the sales.
 import { getCommune } from '../../../lib/geo';
 import { ApiError, invalidParams } from '../../errors';
-import { incomeCommune, incomeMessage, incomeOf, priceToIncome, servedCommunes } from '../../income';
+import { incomeCommune, incomeMessage, incomeOf, priceToIncome, servedCommunes } from './income';
 import { locationFields, resolveLocation } from '../../location';
 import { dateParam, enumParam, inseeCodeParam, isoDay, round2, yearsBefore, z } from '../../params';
 import { defineEndpoint } from '../../platform';
-import { cleanSales, dateWindow, DEFAULT_WINDOW_YEARS, salesWhere } from '../stats/market';
+import { cleanSales, dateWindow, DEFAULT_WINDOW_YEARS, salesWhere } from '../../sales/filter';
 
 /** A zone is large when the communes it covers total this many inhabitants (Paris, Lyon, Marseille, big cities). */
 const LARGE_ZONE_POPULATION = 100_000;

@@ -1,10 +1,10 @@
 // Helpers shared by the analytics endpoints: the sales they read (types, default cleaning), the calendar months
 // their monthly windows cover, and the percentage and direction rules (docs/methods.md).
-import { cacheKey } from '../../cache';
-import type { Location } from '../../location';
-import { round2, z } from '../../params';
-import type { Call } from '../../platform';
-import { cleanSales, DEFAULT_TYPES, salesWhere } from '../stats/market';
+import { cacheKey } from '../cache';
+import type { Location } from '../location';
+import { round2, z } from '../params';
+import type { Call } from '../platform';
+import { cleanSales, DEFAULT_TYPES, salesWhere } from './filter';
 
 /** DEFAULT_TYPES as the `selection` of the ventes_mensuelles_departements mart. */
 const DEFAULT_SELECTION = 'sauf_terrain';

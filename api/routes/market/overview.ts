@@ -3,10 +3,10 @@
 import { locationEchoSchema, locationFields, resolveLocation } from '../../location';
 import { enumParam, z } from '../../params';
 import { defineEndpoint } from '../../platform';
-import { cleanSales, DEFAULT_WINDOW_YEARS, dateWindow, marketStats, marketStatsSchema } from '../stats/market';
-import { DIRECTIONS, firstDay, lastCompleteMonth, lastDay, typesOf } from './common';
+import { cleanSales, DEFAULT_WINDOW_YEARS, dateWindow, marketStats, marketStatsSchema } from '../../sales/filter';
+import { DIRECTIONS, firstDay, lastCompleteMonth, lastDay, typesOf } from '../../sales/analytics';
 import { bandLabel, marketScoreFor } from './score';
-import { trendsFor, trendsWindow } from './trends';
+import { trendsFor, trendsWindow } from '../stats/trends';
 
 const TYPES_6 = ['Maison', 'Appartement', 'Terrain', 'Local commercial', 'Dépendance', 'Local industriel'] as const;
 /** health.data_quality.sufficient: at least this many sales in 6 months (below 30 a statistic is fragile, specification). */

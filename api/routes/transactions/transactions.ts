@@ -1,9 +1,9 @@
 // GET /v1/transactions (search, 5 credits a page) and GET /v1/transactions/:id (2 credits, refunded on 404).
-import type { Params } from '../../lib/duck';
-import { ApiError, invalidParams } from '../errors';
-import { locationFields, resolveLocation } from '../location';
-import { booleanParam, dateParam, enumParam, numberParam, round2, TYPE_LOCAL_4, z } from '../params';
-import { defineEndpoint } from '../platform';
+import type { Params } from '../../../lib/duck';
+import { ApiError, invalidParams } from '../../errors';
+import { locationFields, resolveLocation } from '../../location';
+import { booleanParam, dateParam, enumParam, numberParam, round2, TYPE_LOCAL_4, z } from '../../params';
+import { defineEndpoint } from '../../platform';
 
 /** The transaction record of DECISIONS.md (search items and the :id lookup). */
 export const transactionSchema = z

@@ -1,8 +1,8 @@
 // GET /v1/meta/sources (0 credits): what data is served: vintages, row counts and coverage per source, read from the
 // pipeline manifest snapshot stored inside the serving database (so it always describes the data actually served).
 // National sources (Filosofi, ANIL) have partitions keyed by a scope (FR, FR-<segment>) and their vintage year.
-import { z } from '../params';
-import { defineEndpoint } from '../platform';
+import { z } from '../../params';
+import { defineEndpoint } from '../../platform';
 
 interface PartitionInfo {
   code_departement: string;

@@ -3,8 +3,8 @@
 import { locationEchoSchema, locationFields, resolveLocation, type Location } from '../../location';
 import { booleanParam, dateParam, enumParam, isoDay, round2, TYPE_LOCAL_4, yearsBefore, z } from '../../params';
 import { defineEndpoint, type Call } from '../../platform';
-import { cleaningOf, dateWindow, salesWhere, type SalesFilter } from '../stats/market';
-import { direction, DIRECTIONS, pctChange, typesOf } from './common';
+import { cleaningOf, dateWindow, salesWhere, type SalesFilter } from '../../sales/filter';
+import { direction, DIRECTIONS, pctChange, typesOf } from '../../sales/analytics';
 
 const TRENDS_DEFAULT_YEARS = 5;
 const LARGE_ZONE_MAX_YEARS = 3;

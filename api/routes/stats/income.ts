@@ -1,10 +1,10 @@
 // Household income (INSEE Filosofi, mart revenus_communes) for the purchasing-power figures: which commune's income
 // line a zone uses, the lookup, and the pouvoir_achat block of stats/market (never fails the base response).
-import { communesOfPostalCode, type Commune } from '../lib/geo';
-import type { Location } from './location';
-import { round2, z } from './params';
-import type { Call } from './platform';
-import type { MarketStats } from './routes/stats/market';
+import { communesOfPostalCode, type Commune } from '../../../lib/geo';
+import type { Location } from '../../location';
+import { round2, z } from '../../params';
+import type { Call } from '../../platform';
+import type { MarketStats } from '../../sales/filter';
 
 export const pouvoirAchatSchema = z
   .object({

@@ -1,0 +1,72 @@
+// `npm run backtest -- --real-samples`: the real multi-year DVF samples rebuilt as geo-DVF trees (PROVENANCE.md of
+// shared/data/dvf), values pinned from the files themselves.
+import fs from 'node:fs';
+import path from 'node:path';
+import readline from 'node:readline';
+import zlib from 'node:zlib';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { samplesDir } from '../lib/config';
+import { buildRealDatasets, COLUMNS, fromExcelResave, fromLyonReduced, type RealDataset } from '../scripts/backtest/real-samples';
+import { splitCsv, tempDir } from './helpers/samples';
+
+async function readGeo(file: string): Promise<Array<Record<string, string>>> {
+  const rows: string[][] = [];
+  const input = fs.createReadStream(file).pipe(zlib.createGunzip());
+  for await (const line of readline.createInterface({ input, crlfDelay: Infinity })) if (line) rows.push(splitCsv(line));
+  const [head, ...body] = rows;
+  return body.map((r) => Object.fromEntries(head.map((h, i) => [h, r[i]])));
+}
+
+describe('the Excel re-save of Toulon 2025 back in the Etalab form', () => {
+  it('differs from the published form only by separator, date, numero_disposition and a numeric code voie', () => {
+    // Line 8,653 of geo-dvf_2024-2025S1_83137_toulon_excel-resave.csv.gz
+    const f = fromExcelResave('2025-413972;02/01/2025;1;Vente;95000;289;;AV ANDRE LE CHATELIER;305;83200;83137;Toulon;83;;;83137000DS0106;;;49;;;;;;;;;;1;3;Dépendance;;0;;;;;;5.90193;43.138967');
+    expect(f).toHaveLength(40);
+    expect(f.slice(0, 5)).toEqual(['2025-413972', '2025-01-02', '000001', 'Vente', '95000']);
+    expect(f[8]).toBe('0305');
+    expect(f[15]).toBe('83137000DS0106');
+    expect(f.slice(-2)).toEqual(['5.90193', '43.138967']);
+    expect(fromExcelResave('x;01/02/2025;2;Vente;1;;;;A002;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;')[8]).toBe('A002');
+    expect(() => fromExcelResave('a;b;c')).toThrow(/expected 40 fields/);
+  });
+});
+
+describe('the reduced Lyon flats', () => {
+  it('become geo-DVF flat lines of their arrondissement', () => {
+    const f = fromLyonReduced(['1675809', '2014-01-06', '170000.0', '66.0', '69004.0', '4.816632', '45.779399'], '2014-L1');
+    const all = Object.fromEntries(COLUMNS.map((c, i) => [c, f[i]]));
+    const r = Object.fromEntries(['id_mutation', 'date_mutation', 'valeur_fonciere', 'code_postal', 'code_commune', 'type_local', 'surface_reelle_bati', 'longitude', 'latitude'].map((c) => [c, all[c]]));
+    expect(r).toEqual({ id_mutation: '2014-L1', date_mutation: '2014-01-06', valeur_fonciere: '170000', code_postal: '69004', code_commune: '69384', type_local: 'Appartement', surface_reelle_bati: '66', longitude: '4.816632', latitude: '45.779399' });
+  });
+});
+
+describe('buildRealDatasets', () => {
+  let datasets: RealDataset[];
+  beforeAll(async () => {
+    datasets = await buildRealDatasets(path.join(samplesDir, 'dvf'), tempDir('foncier-real-'));
+  });
+
+  it('keeps the 2025 lines of Toulon: 3,444 lines, 1,589 mutations, 2025-01-02 to 2025-06-30 (PROVENANCE.md)', async () => {
+    const rows = await readGeo(path.join(datasets[0].tree, '2025', 'departements', '83.csv.gz'));
+    expect(rows).toHaveLength(3444);
+    expect(new Set(rows.map((r) => r.id_mutation)).size).toBe(1589);
+    const dates = rows.map((r) => r.date_mutation).sort();
+    expect([dates[0], dates.at(-1)]).toEqual(['2025-01-02', '2025-06-30']);
+    // The last line of the file, which has no line end.
+    expect(rows.at(-1)).toMatchObject({ longitude: '5.935729', latitude: '43.121547' });
+    expect(fs.readFileSync(path.join(datasets[0].tree, '2023', 'departements', '83.csv.gz'))).toEqual(fs.readFileSync(path.join(samplesDir, 'dvf', 'geo-dvf_2023_83137_toulon.csv.gz')));
+  });
+
+  it('keeps every Lyon line and groups lines of the same day, price and postal code into one mutation', async () => {
+    const rows = await readGeo(path.join(datasets[1].tree, '2014', 'departements', '69.csv.gz'));
+    expect(rows).toHaveLength(7601);
+    const groups = new Map<string, Set<string>>();
+    for (const r of rows) {
+      const k = `${r.date_mutation}|${r.valeur_fonciere}|${r.code_postal}`;
+      groups.set(k, (groups.get(k) ?? new Set()).add(r.id_mutation));
+    }
+    expect([...groups.values()].every((ids) => ids.size === 1)).toBe(true);
+    expect(new Set(rows.map((r) => r.id_mutation)).size).toBe(groups.size);
+    expect(groups.size).toBeLessThan(7601);
+  });
+});
