@@ -162,6 +162,9 @@ export const BDNB_BATIMENT_COLUMNS = {
   usage_niveau_1_txt: 'VARCHAR',
   dvf_nb_mutations: 'INTEGER',
   dvf_prix_m2_median: 'DOUBLE',
+  /** Parcels of the group (comma-separated 14-character ids): those whose main group it is, then the others. */
+  parcelles_principales: 'VARCHAR',
+  parcelles_secondaires: 'VARCHAR',
 } as const;
 
 /** Lake schema of the group ↔ parcel relation. */

@@ -10,6 +10,12 @@ CREATE OR REPLACE TEMP VIEW bdnb_geom AS SELECT batiment_groupe_id, geom_groupe 
 
 {{centroid.sql}}
 
+CREATE OR REPLACE TEMP TABLE bdnb_parcelles AS
+SELECT batiment_groupe_id, parcelle_id, bool_or(coalesce(parcelle_principale, false)) AS parcelle_principale
+FROM bdnb_parcelles_raw
+WHERE batiment_groupe_id IS NOT NULL AND parcelle_id IS NOT NULL
+GROUP BY ALL;
+
 CREATE OR REPLACE TEMP TABLE bdnb_batiments AS
 WITH ffo AS (
     SELECT * FROM bdnb_ffo_raw WHERE batiment_groupe_id IS NOT NULL
@@ -18,6 +24,14 @@ WITH ffo AS (
 dvf AS (
     SELECT * FROM bdnb_dvf_raw WHERE batiment_groupe_id IS NOT NULL
     QUALIFY row_number() OVER (PARTITION BY batiment_groupe_id ORDER BY nb_mutation DESC NULLS LAST) = 1
+),
+-- The group's parcels as comma-separated lists (parcel ids never hold a comma): the lake keeps one row per group.
+parcels AS (
+    SELECT batiment_groupe_id,
+        string_agg(parcelle_id, ',' ORDER BY parcelle_id) FILTER (WHERE parcelle_principale) AS parcelles_principales,
+        string_agg(parcelle_id, ',' ORDER BY parcelle_id) FILTER (WHERE NOT parcelle_principale) AS parcelles_secondaires
+    FROM bdnb_parcelles
+    GROUP BY batiment_groupe_id
 ),
 -- Lambert-93 covers metropolitan France only (x 0–1,300 km, y 6,000–7,200 km here with a margin); anything else is
 -- not placed rather than placed wrongly (overseas départements use other projections).
@@ -43,14 +57,11 @@ SELECT
     f.mat_toit_txt,
     f.usage_niveau_1_txt,
     d.nb_mutation AS dvf_nb_mutations,
-    d.prix_m2_local_median AS dvf_prix_m2_median
+    d.prix_m2_local_median AS dvf_prix_m2_median,
+    r.parcelles_principales,
+    r.parcelles_secondaires
 FROM bdnb_groupe g
 LEFT JOIN placed p USING (batiment_groupe_id)
 LEFT JOIN ffo f USING (batiment_groupe_id)
-LEFT JOIN dvf d USING (batiment_groupe_id);
-
-CREATE OR REPLACE TEMP TABLE bdnb_parcelles AS
-SELECT batiment_groupe_id, parcelle_id, bool_or(coalesce(parcelle_principale, false)) AS parcelle_principale
-FROM bdnb_parcelles_raw
-WHERE batiment_groupe_id IS NOT NULL AND parcelle_id IS NOT NULL
-GROUP BY ALL;
+LEFT JOIN dvf d USING (batiment_groupe_id)
+LEFT JOIN parcels r USING (batiment_groupe_id);
