@@ -36,10 +36,18 @@ export interface ServingDbOptions {
   queryTimeoutMs?: number;
   /** How often the CURRENT pointer is checked for a new build. */
   watchIntervalMs?: number;
+  /** Where a failing on-swap listener's error goes (default: stderr). */
+  onSwapError?: (e: Error) => void;
 }
+
+/** Called after the API switched to a new serving database (its file), e.g. to run the alert scan on new data. */
+export type SwapListener = (file: string) => void | Promise<void>;
 
 export class ServingDb {
   private gen: Generation | undefined;
+  private readonly swapListeners: SwapListener[] = [];
+  /** Set once start() opened the database there was: later switches (even to a first build) fire the listeners. */
+  private started = false;
   private watcher: NodeJS.Timeout | undefined;
   private swapping: Promise<void> | undefined;
   readonly opts: Required<ServingDbOptions>;
@@ -52,6 +60,7 @@ export class ServingDb {
       memoryLimit: opts.memoryLimit ?? '2GB',
       queryTimeoutMs: opts.queryTimeoutMs ?? 10_000,
       watchIntervalMs: opts.watchIntervalMs ?? 1_000,
+      onSwapError: opts.onSwapError ?? ((e) => console.error(`on-swap listener failed: ${e.message}`)),
     };
   }
 
@@ -62,8 +71,23 @@ export class ServingDb {
   /** Opens the current serving file (if any) and starts watching for new builds. */
   async start(): Promise<void> {
     await this.refresh();
+    this.started = true;
     this.watcher = setInterval(() => void this.refresh().catch(() => {}), this.opts.watchIntervalMs);
     this.watcher.unref();
+  }
+
+  /**
+   * Registers a callback fired after every switch to a new serving database (not for the one opened by start(); for
+   * the first build published while the API runs without data, yes). It
+   * runs once the new generation serves queries; its failure is logged by the caller's promise, never breaks the swap.
+   * Returns a function that unregisters it.
+   */
+  onSwap(listener: SwapListener): () => void {
+    this.swapListeners.push(listener);
+    return () => {
+      const i = this.swapListeners.indexOf(listener);
+      if (i >= 0) this.swapListeners.splice(i, 1);
+    };
   }
 
   /** Switches to the file CURRENT points at when it changed. Safe to call concurrently. */
@@ -81,6 +105,10 @@ export class ServingDb {
     if (previous) {
       previous.retired = true;
       this.closeIfDrained(previous);
+    }
+    // listeners run after the swap, outside it: a slow or failing listener never delays or undoes it
+    if (this.started) {
+      for (const l of [...this.swapListeners]) void Promise.resolve().then(() => l(file)).catch((e: Error) => this.opts.onSwapError(e));
     }
   }
 

@@ -1,10 +1,11 @@
-// `npm run marts`: rebuild every mart from the current lake, run their checks, export Parquet and swap the serving database.
+// `npm run marts`: rebuild every mart from the current lake, run their checks, export Parquet, swap the serving database
+// and recalibrate the valuation intervals on it (the after-import step, forced).
 import { dataDir } from '../lib/config';
-import { buildMarts } from './runner';
+import { afterImport } from './after-import';
 
 console.log(`Building marts from ${dataDir()}/lake…`);
-buildMarts({ log: console.log })
-  .then((r) => console.log(`Serving database: ${r.servingFile} (${r.seconds.toFixed(1)} s)`))
+afterImport({ force: true, log: console.log })
+  .then((r) => void (process.exitCode = r.ok ? 0 : 1))
   .catch((e: Error) => {
     console.error(`marts failed: ${e.message}`);
     process.exit(1);

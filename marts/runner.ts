@@ -1,14 +1,17 @@
 // dbt-like marts runner: SQL models under marts/models declare their dependencies with {{ ref('x') }} /
 // {{ source('x') }} and their grain, sort order, indexes and checks in header comments. Models are built in
-// dependency order into a new DuckDB file; every check must pass; tables are exported to Parquet (data/marts)
-// and the file becomes the serving database through an atomic pointer swap.
+// dependency order into a new DuckDB file; every check must pass; tables are exported to Parquet as a new generation of
+// data/marts (lib/generations.ts), and the file becomes the serving database through an atomic pointer swap.
+// Models live in marts/models; `modelsDirs` adds folders (a plug-in source's models, docs/adding-a-source.md).
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { dataDir, paths, repoRoot } from '../lib/config';
 import { all, DuckDBInstance, lit, run, type DuckDBConnection } from '../lib/duck';
-import { Lake, writeFileAtomic } from '../pipeline/lake';
-import { OPTIONAL_SOURCE_COLUMNS } from '../pipeline/sources/national';
+import { GenerationalDir, maybePauseForTests, TEMP_FILE } from '../lib/generations';
+import { Lake, writeFileAtomic } from '../lib/lake';
+import { lakeManifestHash, servingStampFile, type ServingStamp } from '../lib/serving';
+import { sourceDeclaration } from '../lib/sources';
 
 export interface Model {
   name: string;
@@ -29,8 +32,10 @@ export interface BuildReport {
   seconds: number;
 }
 
-const MODELS_DIR = path.join(repoRoot, 'marts', 'models');
-const HIVE = `hive_partitioning = true, hive_types = {'code_departement': VARCHAR, 'annee': INTEGER}`;
+export const MODELS_DIR = path.join(repoRoot, 'marts', 'models');
+
+/** The Parquet marts folder (`data/marts`), published by generations. */
+export const martsFolder = (root: string) => new GenerationalDir(paths.marts(root), path.join(root, '.marts', 'generations'));
 
 export function loadModels(dir = MODELS_DIR): Model[] {
   const files = fs.readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.sql')).sort();
@@ -98,19 +103,31 @@ export function checkQuery(table: string, check: string): string {
   }
 }
 
-export async function buildMarts(opts: { dataRoot?: string; modelsDir?: string; log?: (m: string) => void } = {}): Promise<BuildReport> {
+export interface BuildOptions {
+  dataRoot?: string;
+  /** Replaces marts/models (tests). */
+  modelsDir?: string;
+  /** Extra model folders, loaded with the main one (model names must stay unique). */
+  modelsDirs?: string[];
+  log?: (m: string) => void;
+}
+
+export async function buildMarts(opts: BuildOptions = {}): Promise<BuildReport> {
   const root = opts.dataRoot ?? dataDir();
   const log = opts.log ?? (() => {});
   const lake = new Lake(root);
   const unlock = lake.lock();
   try {
-    return await build(lake, root, opts.modelsDir ?? MODELS_DIR, log);
+    // leftovers of a killed import or build (both hold the lock, so nothing else is writing them)
+    lake.cleanLeftovers();
+    cleanMartsLeftovers(root);
+    return await build(lake, root, [opts.modelsDir ?? MODELS_DIR, ...(opts.modelsDirs ?? [])], log);
   } finally {
     unlock();
   }
 }
 
-async function build(lake: Lake, root: string, modelsDir: string, log: (m: string) => void): Promise<BuildReport> {
+async function build(lake: Lake, root: string, modelsDirs: string[], log: (m: string) => void): Promise<BuildReport> {
   const started = performance.now();
   const servingDir = paths.serving(root);
   fs.mkdirSync(servingDir, { recursive: true });
@@ -121,6 +138,10 @@ async function build(lake: Lake, root: string, modelsDir: string, log: (m: strin
   const instance = await DuckDBInstance.create(building, { threads: '2', memory_limit: '8GB' });
   const conn = await instance.connect();
   const report: BuildReport = { servingFile: '', models: [], seconds: 0 };
+  let martsGen: string | undefined;
+  // One manifest read for the whole build: every model sees the same lake, and the stamp says which one.
+  const manifestHash = lakeManifestHash(root);
+  const manifest = lake.readManifest();
   try {
     const sourceSql = (src: string, table?: string) => {
       if (table) {
@@ -128,19 +149,20 @@ async function build(lake: Lake, root: string, modelsDir: string, log: (m: strin
         if (!fs.existsSync(file)) throw new Error(`the lake has no ${src}/${table} yet: run \`npm run pipeline\` first`);
         return `read_parquet(${lit(file)})`;
       }
-      if (lake.existingPartitionFiles(src).length === 0) {
-        // Income and rent sources are optional: their marts are built empty, and the API says the data is not loaded.
-        const optional = OPTIONAL_SOURCE_COLUMNS[src];
-        if (optional) {
-          const cols = Object.entries({ ...optional, code_departement: 'VARCHAR', annee: 'INTEGER' }).map(([c, t]) => `NULL::${t} AS ${c}`);
-          log(`  (source ${src} is not loaded: its models are built empty)`);
-          return `(select ${cols.join(', ')} where false)`;
-        }
-        throw new Error(`the lake has no ${src} data yet: run \`npm run pipeline\` first`);
-      }
-      return `read_parquet(${lit(lake.glob(src))}, ${HIVE})`;
+      const decl = sourceDeclaration(src);
+      if (!decl) throw new Error(`models read source ${src}, which no source declares (lib/sources)`);
+      // A source not loaded reads as an empty table of its declared shape: its marts are built empty, and the API
+      // says the data is not loaded.
+      if (!Object.keys(manifest.sources[src]?.partitions ?? {}).length) log(`  (source ${src} is not loaded: its models are built empty)`);
+      return lake.readSql(decl, manifest);
     };
-    const ordered = orderModels(loadModels(modelsDir));
+    const names = new Set<string>();
+    const models = modelsDirs.flatMap((d) => loadModels(d));
+    for (const m of models) {
+      if (names.has(m.name)) throw new Error(`two models are named ${m.name}`);
+      names.add(m.name);
+    }
+    const ordered = orderModels(models);
     for (const model of ordered) {
       const t0 = performance.now();
       const body = model.sql
@@ -168,20 +190,28 @@ async function build(lake: Lake, root: string, modelsDir: string, log: (m: strin
     }
 
     // Snapshot of the manifest inside the serving file, so data vintages and the served data never disagree.
-    await run(conn, `create or replace table meta_manifest as select ${lit(JSON.stringify(lake.readManifest()))} as manifest, now() as built_at`);
-    await exportParquet(conn, ordered.filter((m) => m.materialized === 'table'), paths.marts(root));
+    await run(conn, `create or replace table meta_manifest as select ${lit(JSON.stringify(manifest))} as manifest, now() as built_at,
+      ${lit(manifestHash)} as manifest_sha256`);
+    martsGen = await exportParquet(conn, ordered.filter((m) => m.materialized === 'table'), root);
     await run(conn, 'checkpoint');
   } catch (e) {
     conn.closeSync();
     instance.closeSync();
     fs.rmSync(building, { force: true });
     fs.rmSync(`${building}.wal`, { force: true });
+    if (martsGen) fs.rmSync(martsGen, { recursive: true, force: true });
     throw e;
   }
   conn.closeSync();
   instance.closeSync();
   const final = path.join(servingDir, name);
   fs.renameSync(building, final);
+  const from: ServingStamp = { manifest_sha256: manifestHash, built_at: new Date().toISOString() };
+  writeFileAtomic(servingStampFile(final), JSON.stringify(from) + '\n');
+  // The Parquet marts, then the serving database: each switch is one atomic rename. A kill between the two leaves a
+  // serving database older than the lake, which the next run rebuilds (its stamp says what it was made from).
+  martsFolder(root).publish(martsGen!, 'marts-before-swap');
+  maybePauseForTests('before-serving-swap');
   writeFileAtomic(path.join(servingDir, 'CURRENT'), name + '\n');
   pruneServingFiles(servingDir, name);
   report.servingFile = final;
@@ -189,21 +219,31 @@ async function build(lake: Lake, root: string, modelsDir: string, log: (m: strin
   return report;
 }
 
-/** Analysts' copies: one Parquet file per mart, each written under a temporary name then renamed. */
-async function exportParquet(conn: DuckDBConnection, models: Model[], dir: string): Promise<void> {
-  fs.mkdirSync(dir, { recursive: true });
-  for (const m of models) {
-    const target = path.join(dir, `${m.name}.parquet`);
-    const tmp = `${target}.tmp-${process.pid}`;
-    await run(conn, `copy ${m.name} to ${lit(tmp)} (format parquet, compression zstd)`);
-    fs.renameSync(tmp, target);
-  }
+/**
+ * Analysts' copies: one Parquet file per mart, written into a new, unpublished generation of the marts folder (which
+ * keeps the valuation outputs of the current one until the next backtest replaces them). Returns its folder.
+ */
+async function exportParquet(conn: DuckDBConnection, models: Model[], root: string): Promise<string> {
+  const next = martsFolder(root).begin((rel) => rel.startsWith('valuation_'));
+  for (const m of models) await run(conn, `copy ${m.name} to ${lit(path.join(next, `${m.name}.parquet`))} (format parquet, compression zstd)`);
+  return next;
+}
+
+/** Unpublished marts generations and half-written files (a calibration killed mid-write) of interrupted runs. */
+function cleanMartsLeftovers(root: string): void {
+  const marts = martsFolder(root);
+  marts.cleanLeftovers();
+  const current = marts.current();
+  if (current) for (const f of fs.readdirSync(current)) if (TEMP_FILE.test(f) || /^\.valuation_backtest-\d+\./.test(f)) fs.rmSync(path.join(current, f), { force: true });
 }
 
 /** Keeps the current serving file and the previous one (a running API may still be reading it). */
 function pruneServingFiles(dir: string, current: string): void {
   const files = fs.readdirSync(dir).filter((f) => /^foncier-.*\.duckdb$/.test(f) && f !== current).sort();
-  for (const f of files.slice(0, -1)) fs.rmSync(path.join(dir, f), { force: true });
+  for (const f of files.slice(0, -1)) {
+    fs.rmSync(path.join(dir, f), { force: true });
+    fs.rmSync(servingStampFile(path.join(dir, f)), { force: true });
+  }
   for (const f of fs.readdirSync(dir).filter((f) => f.startsWith('.building-'))) {
     // builds hold the lake lock, so another process's unfinished build is a leftover of a killed run
     const pid = Number(/^\.building-(\d+)-/.exec(f)?.[1]);

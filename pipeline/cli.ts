@@ -5,15 +5,13 @@
 import cliProgress from 'cli-progress';
 import { parseArgs } from 'node:util';
 import { dataDir } from '../lib/config';
-import { currentServingFile } from '../lib/serving';
-import { runBacktest } from '../lib/valuation/backtest';
-import { calibrationFile } from '../lib/valuation/calibration';
-import { buildMarts } from '../marts/runner';
+import type { SourceDeclaration } from '../lib/sources/types';
+import { afterImport } from '../marts/after-import';
 import { runSource, SOURCES, type PartOutcome, type RunOptions } from './run';
-import { DVF_DEPARTEMENTS } from './sources/dvf';
 
-export function parseDepartements(s: string | undefined): string[] {
-  if (!s || s === 'all') return DVF_DEPARTEMENTS;
+/** `--departements`: the source's default départements when absent or `all`. */
+export function parseDepartements(s: string | undefined, defaults: string[] = SOURCES.dvf.defaults.departements ?? []): string[] {
+  if (!s || s === 'all') return defaults;
   return s.split(',').map((d) => {
     const v = d.trim().toUpperCase();
     const norm = /^\d$/.test(v) ? `0${v}` : v;
@@ -22,15 +20,16 @@ export function parseDepartements(s: string | undefined): string[] {
   });
 }
 
-export function parseAnnees(s: string | undefined, now = new Date()): number[] {
-  const last = now.getUTCFullYear() - 1;
-  if (!s) return Array.from({ length: 5 }, (_, i) => last - 4 + i);
+/** `--annees`: a list of years and ranges, none before the source's first year; the source's defaults when absent. */
+export function parseAnnees(s: string | undefined, now = new Date(), decl: Pick<SourceDeclaration, 'label' | 'defaults'> = SOURCES.dvf): number[] {
+  if (!s) return decl.defaults.annees?.(now) ?? [];
+  const min = decl.defaults.minAnnee;
   const out = new Set<number>();
   for (const chunk of s.split(',')) {
     const m = /^\s*(\d{4})\s*(?:-\s*(\d{4}))?\s*$/.exec(chunk);
     if (!m) throw new Error(`invalid year range "${chunk}" (expected e.g. 2024 or 2021-2025)`);
     const [a, b] = [Number(m[1]), Number(m[2] ?? m[1])];
-    if (b < a || a < 2014) throw new Error(`invalid year range "${chunk}" (DVF starts in 2014)`);
+    if (b < a || (min !== undefined && a < min)) throw new Error(`invalid year range "${chunk}" (${decl.label.split(' (')[0]} starts in ${min})`);
     for (let y = a; y <= b; y++) out.add(y);
   }
   return [...out].sort();
@@ -40,17 +39,31 @@ export function summaryTable(outcomes: PartOutcome[]): string {
   const fmt = (n: number) => n.toLocaleString('en-US');
   const rows = outcomes.map((o) => {
     const anomalies = Object.entries(o.anomalies).filter(([, v]) => v > 0).map(([k, v]) => `${k} ${fmt(v)}`).join(', ');
-    return [o.part.key, o.status, fmt(o.rowsRead), fmt(o.rowsKept), fmt(o.newMutations), `${o.seconds.toFixed(1)} s`,
+    return [o.part.key, o.status, fmt(o.rowsRead), fmt(o.rowsKept), fmt(o.newCount), `${o.seconds.toFixed(1)} s`,
       o.error ?? (anomalies || '-')];
   });
-  const head = ['partition', 'status', 'rows in', 'rows out', 'new sales', 'time', 'anomalies / error'];
+  const head = ['partition', 'status', 'rows in', 'rows out', 'new', 'time', 'anomalies / error'];
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
   const line = (r: string[]) => r.map((c, i) => (i >= 2 && i <= 5 ? c.padStart(widths[i]) : c.padEnd(widths[i]))).join('  ');
   return [line(head), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
 }
 
-async function main() {
+export interface PipelineCommandOptions {
+  /** Extra marts model folders (a plug-in source's models; see docs/adding-a-source.md). */
+  modelsDirs?: string[];
+  now?: Date;
+  /** Data folder (default DATA_DIR). */
+  dataRoot?: string;
+}
+
+/**
+ * `npm run pipeline -- …` without the process around it (tests call it): imports the named source (or every source),
+ * then, unless --no-marts, the after-import step when anything changed or the serving data is stale. Returns the
+ * exit code.
+ */
+export async function pipelineCommand(argv: string[], opts: PipelineCommandOptions = {}): Promise<number> {
   const { values, positionals } = parseArgs({
+    args: argv,
     allowPositionals: true,
     options: {
       departements: { type: 'string' },
@@ -62,6 +75,7 @@ async function main() {
       'no-marts': { type: 'boolean', default: false },
     },
   });
+  const now = opts.now ?? new Date();
   // A bare run imports every source (DVF, then the income and rent sources) and builds the marts once at the end.
   const names = positionals[0] ? [positionals[0]] : Object.keys(SOURCES);
   for (const n of names) if (!SOURCES[n]) throw new Error(`unknown source ${n} (known: ${Object.keys(SOURCES).join(', ')})`);
@@ -70,47 +84,48 @@ async function main() {
   const started = performance.now();
   const outcomes: PartOutcome[] = [];
   for (const sourceName of names) {
-    const defaults = SOURCES[sourceName].defaultAnnees;
+    const src = SOURCES[sourceName];
+    // In a bare run --annees selects the years of the sources partitioned by year of event (DVF); the national
+    // sources keep their default vintages.
+    const annees = names.length > 1 && src.partitioning !== 'departement-year' ? undefined : values.annees;
     outcomes.push(...(await runOne({
       source: sourceName,
-      departements: parseDepartements(values.departements),
-      // In a bare run --annees selects DVF years; the income and rent sources keep their default vintages.
-      annees: defaults && (!values.annees || names.length > 1) ? defaults(new Date()) : parseAnnees(values.annees),
+      departements: src.defaults.departements ? parseDepartements(values.departements, src.defaults.departements) : [],
+      annees: src.partitioning === 'snapshot' ? [] : parseAnnees(annees, now, src),
       format: values.source,
       baseUrl: values['base-url'],
       fromDir: values['from-dir'],
       force: values.force,
+      now,
+      dataRoot: opts.dataRoot,
     })));
   }
 
   console.log('\n' + summaryTable(outcomes));
   const failed = outcomes.filter((o) => o.status === 'failed');
   const changed = outcomes.some((o) => o.status === 'imported');
-  if (!values['no-marts'] && (changed || values.force || !currentServingFile())) {
-    console.log('\nBuilding marts and the serving database…');
-    const report = await buildMarts({ log: console.log });
-    console.log(`Serving database: ${report.servingFile} (${report.seconds.toFixed(1)} s)`);
-    // The valuation intervals are calibrated on the data just built (docs/valuation.md).
-    try {
-      const bt = await runBacktest({ dataRoot: dataDir(), log: console.log });
-      console.log(`Valuation calibration: ${bt.targets} targets backtested, ${calibrationFile(dataDir())} (${bt.seconds.toFixed(1)} s)`);
-    } catch (e) {
-      console.error(`Valuation backtest failed (${(e as Error).message}); the API keeps the previous calibration.`);
-      process.exitCode = 1;
-    }
+  let code = 0;
+  if (!values['no-marts']) {
+    // Also when nothing changed in this run: a previous run killed during the marts or the calibration left the
+    // serving data older than the lake (afterImport checks what the serving build and the calibration were made from).
+    const r = await afterImport({ dataRoot: opts.dataRoot, log: console.log, force: changed || values.force, modelsDirs: opts.modelsDirs });
+    if (!r.ok) code = 1;
   }
   console.log(`\n${outcomes.length - failed.length}/${outcomes.length} files ok in ${((performance.now() - started) / 1000).toFixed(1)} s`);
   if (failed.length) {
     console.error(`${failed.length} file(s) failed; the lake keeps their previous partitions.`);
-    process.exitCode = 1;
+    code = 1;
   }
+  return code;
 }
 
 /** Runs one source with progress bars (TTY) or one line per step. */
 async function runOne(opts: RunOptions): Promise<PartOutcome[]> {
   const sourceName = opts.source;
-  const scope = sourceName === 'dvf' ? `départements ${opts.departements.join(',')}, ` : '';
-  console.log(`foncier pipeline → ${dataDir()}: ${sourceName}, ${scope}years ${opts.annees.join(',')}`);
+  const decl = SOURCES[sourceName];
+  const scope = decl.defaults.departements ? `départements ${opts.departements.join(',')}, ` : '';
+  const years = decl.partitioning === 'snapshot' ? 'latest snapshot' : `years ${opts.annees.join(',')}`;
+  console.log(`foncier pipeline → ${opts.dataRoot ?? dataDir()}: ${sourceName}, ${scope}${years}`);
 
   const tty = process.stdout.isTTY;
   const bars = new cliProgress.MultiBar(
@@ -160,7 +175,7 @@ async function runOne(opts: RunOptions): Promise<PartOutcome[]> {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  main().catch((e: Error) => {
+  pipelineCommand(process.argv.slice(2)).then((code) => void (process.exitCode = code), (e: Error) => {
     console.error(`pipeline failed: ${e.message}`);
     process.exit(1);
   });

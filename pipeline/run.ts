@@ -8,22 +8,21 @@ import { pipeline as streamPipeline } from 'node:stream/promises';
 import { dataDir, paths } from '../lib/config';
 import { lit, openMemory, run } from '../lib/duck';
 import { download } from './download';
-import { Lake, type Manifest, type PartitionRecord } from './lake';
-import { anilSource } from './sources/anil';
-import { dvfSource } from './sources/dvf';
-import { filosofiSource } from './sources/filosofi';
+import { Lake, partitionKey, type PartitionRecord } from '../lib/lake';
+import { SOURCES } from './sources';
 import type { ImportContext, ImportItem, ImportResult, LocalFile, Part, Selection, Source } from './sources/types';
 import { writeReference } from './reference';
 import { unzipEntry, unzipFirstEntry } from './unzip';
 
-export const SOURCES: Record<string, Source> = { dvf: dvfSource, filosofi: filosofiSource, anil: anilSource };
+export { registerSource, SOURCES } from './sources';
 
 export interface PartOutcome {
   part: Part;
   status: 'imported' | 'unchanged' | 'failed';
   rowsRead: number;
   rowsKept: number;
-  newMutations: number;
+  /** New records of what the source counts (DVF: new sales; see the declaration's countLabel). */
+  newCount: number;
   anomalies: Record<string, number>;
   /** Fetch time plus, for an imported file, its share of its batch's import time (in proportion to its lines). */
   seconds: number;
@@ -94,7 +93,7 @@ export async function runSource(opts: RunOptions, hooks: RunHooks = {}): Promise
   try {
     lake.cleanLeftovers();
     // Spill files go to the data folder (not the current directory) and are removed with the run's other leftovers.
-    await run(conn, `SET temp_directory = ${lit(path.join(lake.root, '.staging', 'duckdb-tmp'))}`);
+    await run(conn, `SET temp_directory = ${lit(lake.spillDir())}`);
 
     // 1. Fetch every file and set aside the unchanged ones.
     const src = lake.readManifest().sources[source.name] ?? {};
@@ -102,7 +101,7 @@ export async function runSource(opts: RunOptions, hooks: RunHooks = {}): Promise
     for (const part of source.parts(opts)) {
       hooks.onPartStart?.(part);
       const started = performance.now();
-      const outcome: PartOutcome = { part, status: 'failed', rowsRead: 0, rowsKept: 0, newMutations: 0, anomalies: {}, seconds: 0 };
+      const outcome: PartOutcome = { part, status: 'failed', rowsRead: 0, rowsKept: 0, newCount: 0, anomalies: {}, seconds: 0 };
       outcomes.push(outcome);
       try {
         const file = await fetchPart(part, opts, hooks);
@@ -118,7 +117,7 @@ export async function runSource(opts: RunOptions, hooks: RunHooks = {}): Promise
     }
 
     // The reference geography (rewritten only when its package version changes) is built while DuckDB imports: this
-    // thread is idle then. Waited for before the manifest is written.
+    // thread is idle then. It is published by its own lake commit (commits are synchronous, so they never interleave).
     reference = writeReference(lake);
     reference.catch(() => {}); // its error is raised by the `await`s below, not as an unhandled rejection
 
@@ -129,7 +128,7 @@ export async function runSource(opts: RunOptions, hooks: RunHooks = {}): Promise
       batches.set(key, [...(batches.get(key) ?? []), p]);
     }
     const ctx = { lake, conn, now, log: hooks.log ?? (() => {}), progress: hooks.onImportProgress };
-    for (const batch of batches.values()) await importBatch(source, ctx, batch, hooks, reference);
+    for (const batch of batches.values()) await importBatch(source, ctx, batch, hooks);
     if (await reference) hooks.log?.('reference geography written to the lake');
   } finally {
     await reference?.catch(() => false); // never leave it writing to the lake after the lock is released
@@ -149,26 +148,46 @@ function importMemoryLimit(): string {
   return `${Math.max(1, Math.min(4, Math.floor(os.totalmem() / 2 ** 30 / 2)))}GB`;
 }
 
-/** Imports one batch in one pass; if that fails (e.g. one corrupt file), file by file so a bad file fails alone. */
-async function importBatch(source: Source, ctx: ImportContext, batch: Pending[], hooks: RunHooks, manifestFree: Promise<unknown>): Promise<void> {
+type RunContext = Omit<ImportContext, 'lake'> & { lake: Lake };
+
+/**
+ * Imports one batch in one pass; if that fails (e.g. one corrupt file), file by file so a bad file fails alone. The
+ * partitions of the files that imported are published with their manifest records in one lake commit.
+ */
+async function importBatch(source: Source, runCtx: RunContext, batch: Pending[], hooks: RunHooks): Promise<void> {
   const started = performance.now();
   hooks.onImportStart?.(batch.map((p) => p.part));
+  const attempt = async (items: Pending[]) => {
+    const tx = runCtx.lake.transaction();
+    const results = await source.importFiles({ ...runCtx, lake: tx }, items);
+    return { tx, results };
+  };
   let results: Array<ImportResult | Error>;
+  const txs = [];
   try {
-    results = await source.importFiles(ctx, batch);
+    const r = await attempt(batch);
+    txs.push(r.tx);
+    results = r.results;
   } catch (e) {
     if (batch.length === 1) results = [e as Error];
     else {
-      ctx.log(`one-pass import of ${batch.length} files failed (${(e as Error).message}); importing them one by one`);
+      runCtx.log(`one-pass import of ${batch.length} files failed (${(e as Error).message}); importing them one by one`);
       results = [];
-      for (const item of batch) results.push(await source.importFiles(ctx, [item]).then((r) => r[0], (err: Error) => err));
+      for (const item of batch) {
+        try {
+          const r = await attempt([item]);
+          txs.push(r.tx);
+          results.push(r.results[0]);
+        } catch (err) {
+          results.push(err as Error);
+        }
+      }
     }
   }
-  await manifestFree;
-  recordImports(ctx.lake, source.name, batch.flatMap((p, i) => {
+  recordImports(source, txs, batch.flatMap((p, i) => {
     const r = results[i];
     return r instanceof Error ? [] : [{ part: p.part, file: p.file, partitions: r.partitions }];
-  }), ctx.now);
+  }), runCtx.now);
 
   // Each file is charged its share of the batch's time, in proportion to its lines.
   const rowsOf = (r: ImportResult | Error) =>
@@ -184,11 +203,11 @@ async function importBatch(source: Source, ctx: ImportContext, batch: Pending[],
       for (const p of result.partitions) {
         outcome.rowsRead += p.rows_read;
         outcome.rowsKept += p.rows_kept;
-        outcome.newMutations += p.new_mutations;
+        outcome.newCount += p.new_count;
         for (const [k, v] of Object.entries(p.anomalies)) outcome.anomalies[k] = (outcome.anomalies[k] ?? 0) + v;
       }
       // Lines outside every owned partition: a geo-DVF file books them on its partition, unless it has none.
-      if (part.departements.length > 1 || !result.partitions.length) {
+      if (part.partitions.length > 1 || !result.partitions.length) {
         for (const [k, v] of Object.entries(result.fileAnomalies)) outcome.anomalies[k] = (outcome.anomalies[k] ?? 0) + v;
         outcome.rowsRead += Object.values(result.fileAnomalies).reduce((a, b) => a + b, 0);
       }
@@ -197,23 +216,39 @@ async function importBatch(source: Source, ctx: ImportContext, batch: Pending[],
   });
 }
 
-/** Manifest update after a batch's partitions were swapped in: one write, re-read so nothing written meanwhile is lost. */
-function recordImports(lake: Lake, source: string, imported: Array<{ part: Part; file: LocalFile; partitions: PartitionRecord[] }>, now: Date) {
+/**
+ * Publishes a batch: the staged partitions of the files that imported and their manifest records, in one lake commit
+ * (so the manifest never lists a partition that is not there, nor misses one that is). A snapshot source keeps only
+ * its latest snapshot: the previous partitions leave the lake in the same commit.
+ */
+function recordImports(source: Source, txs: Array<ReturnType<Lake['transaction']>>, imported: Array<{ part: Part; file: LocalFile; partitions: PartitionRecord[] }>, now: Date) {
   if (!imported.length) return;
-  const manifest: Manifest = lake.readManifest();
-  const src = (manifest.sources[source] ??= {});
-  src.partitions ??= {};
-  src.files ??= {};
-  for (const { part, file, partitions } of imported) {
-    for (const p of partitions) src.partitions[`${p.code_departement}/${p.annee}`] = p;
-    src.files[part.key] = {
-      source_url: file.url, sha256: file.sha256, vintage: file.vintage, imported_at: now.toISOString(),
-      rows: partitions.reduce((a, p) => a + p.rows_kept, 0),
-      partitions: partitions.map((p) => `${p.code_departement}/${p.annee}`),
-    };
-  }
-  const all = Object.values(src.partitions);
-  src.rows = all.reduce((a, p) => a + p.rows_kept, 0);
-  src.vintage = all.map((p) => p.vintage).sort().at(-1);
-  lake.writeManifest(manifest);
+  const tx = txs[0];
+  // files imported one by one after a failed one-pass import were staged in their own transactions: merge them
+  for (const other of txs.slice(1)) tx.absorb(other);
+  const manifest = tx.lake.readManifest();
+  const previous = manifest.sources[source.name]?.partitions ?? {};
+  const fresh = new Set(imported.flatMap((i) => i.partitions.map((p) => partitionKey(p.partition))));
+  const dropped = source.partitioning === 'snapshot' ? Object.keys(previous).filter((k) => !fresh.has(k)) : [];
+  for (const k of dropped) tx.removeFile(previous[k].file);
+  tx.commit((m) => {
+    const src = (m.sources[source.name] ??= {});
+    src.partitions ??= {};
+    src.files ??= {};
+    for (const k of dropped) delete src.partitions[k];
+    for (const { part, file, partitions } of imported) {
+      for (const p of partitions) src.partitions[partitionKey(p.partition)] = p;
+      src.files[part.key] = {
+        source_url: file.url, sha256: file.sha256, vintage: file.vintage, imported_at: now.toISOString(),
+        rows: partitions.reduce((a, p) => a + p.rows_kept, 0),
+        partitions: partitions.map((p) => partitionKey(p.partition)),
+      };
+    }
+    if (dropped.length) {
+      for (const [key, f] of Object.entries(src.files)) if (f.partitions.some((k) => dropped.includes(k))) delete src.files[key];
+    }
+    const all = Object.values(src.partitions);
+    src.rows = all.reduce((a, p) => a + p.rows_kept, 0);
+    src.vintage = all.map((p) => p.vintage).sort().at(-1);
+  });
 }

@@ -7,7 +7,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { dataDir, repoRoot, samplesDir } from '../lib/config';
-import { runBacktest, type BacktestReport } from '../lib/valuation/backtest';
+import { type BacktestReport } from '../lib/valuation/backtest';
+import { recalibrate } from '../marts/after-import';
 import { renderReport, upsertSection } from '../lib/valuation/report';
 import { buildMarts } from '../marts/runner';
 import { runSource } from '../pipeline/run';
@@ -55,7 +56,7 @@ async function realSamples(a: Args): Promise<void> {
       const failed = outcomes.filter((o) => o.status === 'failed');
       if (failed.length) throw new Error(`import failed: ${failed.map((o) => `${o.part.key}: ${o.error}`).join('; ')}`);
       await buildMarts({ dataRoot });
-      publish(a, await runBacktest({ dataRoot, maxTargets: a.maxTargets, log: console.log }), ds.label);
+      publish(a, await recalibrate({ dataRoot, maxTargets: a.maxTargets, log: console.log }), ds.label);
     }
   } finally {
     if (a.keep) console.log(`Data folders kept in ${work}`);
@@ -66,7 +67,8 @@ async function realSamples(a: Args): Promise<void> {
 async function main(): Promise<void> {
   const a = args(process.argv.slice(2));
   if (a.realSamples) return realSamples(a);
-  publish(a, await runBacktest({ dataRoot: dataDir(), maxTargets: a.maxTargets, log: console.log }), a.label);
+  // recalibrate = runBacktest + the stamp saying which serving database the calibration was learnt on
+  publish(a, await recalibrate({ dataRoot: dataDir(), maxTargets: a.maxTargets, log: console.log }), a.label);
 }
 
 main().catch((e: Error) => {

@@ -27,7 +27,7 @@ import { samplesDir } from '../lib/config';
 import { all, lit, openMemory, run } from '../lib/duck';
 import { buildMarts } from '../marts/runner';
 import { runSource, type PartOutcome } from '../pipeline/run';
-import { Lake } from '../pipeline/lake';
+import { Lake } from '../lib/lake';
 import { DVF_DEPARTEMENTS, dvfSource } from '../pipeline/sources/dvf';
 
 const ANNEE = 2024;
@@ -398,13 +398,13 @@ async function phasePipeline(dir: string): Promise<PipelinePhase> {
     dataRoot, force: true, now: new Date('2025-01-01T00:00:00Z'),
   }));
   const manifest = JSON.parse(fs.readFileSync(path.join(dataRoot, 'lake', 'manifest.json'), 'utf8')) as {
-    sources: { dvf: { partitions: Record<string, { mutations: number }> } };
+    sources: { dvf: { partitions: Record<string, { count: number }> } };
   };
   return {
     seconds, cores, maxRssMiB: maxRssMiB(), files: outcomes.length,
     failed: outcomes.filter((o) => o.status !== 'imported').map((o) => `${o.part.key}: ${o.status} ${o.error ?? ''}`),
     rowsRead: outcomes.reduce((a, o) => a + o.rowsRead, 0), rowsKept: outcomes.reduce((a, o) => a + o.rowsKept, 0),
-    mutations: Object.values(manifest.sources.dvf.partitions).reduce((a, p) => a + p.mutations, 0),
+    mutations: Object.values(manifest.sources.dvf.partitions).reduce((a, p) => a + p.count, 0),
     statements,
   };
 }
@@ -420,7 +420,7 @@ async function phasePerFile(dir: string): Promise<PerFilePhase> {
   const { instance, conn } = await openMemory();
   try {
     const parts = dvfSource.parts({ format: 'geo-dvf', annees: [ANNEE], departements: DVF_DEPARTEMENTS, fromDir: path.join(dir, 'source') });
-    const ctx = { lake, conn, now: new Date('2025-01-01T00:00:00Z'), log: () => {} };
+    const ctx = { lake: lake.transaction(), conn, now: new Date('2025-01-01T00:00:00Z'), log: () => {} };
     const { value, seconds, cores } = await timed(async () => {
       const results = [];
       for (const part of parts) {

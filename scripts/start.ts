@@ -1,10 +1,13 @@
-// `npm start`: serve DATA_DIR; with no data yet, first build the offline demo dataset through the real pipeline,
-// and create a demo key (plan Scale) whose value is kept in DATA_DIR/demo-key.txt so every start can print it.
+// `npm start`: serve DATA_DIR; with no data yet, first build the offline demo dataset through the real pipeline; when
+// the serving database is older than the lake, or the calibration older than the serving database (a pipeline killed
+// during the marts or the backtest), first finish the after-import step; and create a demo key (plan Scale) whose value is kept in DATA_DIR/demo-key.txt so every start can print it.
 import fs from 'node:fs';
 import path from 'node:path';
 import { dataDir, paths } from '../lib/config';
 import { hasServingData } from '../api/db';
 import { startServer } from '../api/server';
+import { staleness } from '../lib/serving';
+import { afterImport } from '../marts/after-import';
 import { buildDemo } from '../pipeline/demo/build';
 
 const demoKeyFile = () => path.join(dataDir(), 'demo-key.txt');
@@ -13,6 +16,10 @@ async function main() {
   if (!hasServingData()) {
     console.log(`No serving database in ${dataDir()}: building the demo dataset (offline, real geo-DVF format)…`);
     await buildDemo({ log: console.log });
+  } else if (Object.values(staleness()).some(Boolean)) {
+    console.log(`The serving data in ${dataDir()} is older than its lake: finishing the after-import step first…`);
+    // A pipeline still running holds the lake lock and will finish the step itself: serve what exists meanwhile.
+    await afterImport({ log: console.log }).catch((e: Error) => console.error(`after-import step skipped: ${e.message}`));
   }
   const { ctx } = await startServer();
   const port = Number(process.env.PORT ?? 3000);

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildMarts } from '../marts/runner';
-import { Lake } from '../pipeline/lake';
+import { Lake } from '../lib/lake';
 import { runSource } from '../pipeline/run';
 import { ANIL_FILES, parseAnil, type AnilSegment } from '../pipeline/sources/anil';
 import { decodeText } from '../pipeline/sources/text';

@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { Lake } from '../pipeline/lake';
+import { Lake } from '../lib/lake';
 import { runSource } from '../pipeline/run';
 import { GEO_SAMPLE, RAW_SAMPLE, lakeGlob, queryParquet, sampleTree, splitCsv, tempDir, writeGeoFile } from './helpers/samples';
 
@@ -31,7 +31,7 @@ describe('geo-DVF sample (Abzac 2021)', () => {
     expect(p.anomalies.duplicate_lines).toBe(duplicates);
     expect(duplicates).toBe(5);
     expect(p.anomalies.missing_coordinates).toBe(noCoords);
-    expect(p.mutations).toBe(mutations);
+    expect(p.count).toBe(mutations);
     expect(p.sha256).toMatch(/^[0-9a-f]{64}$/);
     const [{ n, repeated }] = await queryParquet(`select count(*) n, count(*) filter (line_occurrence > 1) repeated from ${lakeGlob(data)}`);
     expect(n).toBe(body.length);
@@ -128,7 +128,7 @@ describe('re-imports', () => {
     writeGeoFile(tree, 2021, '33', geoLines.join('\n') + '\n'); // the newer release has one more sale
     const [outcome] = await importTree(data, tree, 'geo-dvf', 2021, ['33'], t2);
     expect(outcome.status).toBe('imported');
-    expect(outcome.newMutations).toBe(1);
+    expect(outcome.newCount).toBe(1);
     const after = await queryParquet(`select distinct id, mutation_key, imported_at from ${lakeGlob(data)} order by id`);
     expect(after).toHaveLength(before.length + 1);
     expect(after.slice(0, before.length)).toEqual(before);

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { Lake } from '../pipeline/lake';
+import { Lake } from '../lib/lake';
 import { runSource } from '../pipeline/run';
 import { filosofiValue, parseFilosofi } from '../pipeline/sources/filosofi';
 import { communeCode, decodeText, parseFrenchNumber } from '../pipeline/sources/text';

@@ -1,5 +1,5 @@
 // The API's serving database: read-only hardening, time budget, and the hot swap to a new build without a failed query.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { QueryTimeoutError, ServingDb } from '../api/db';
 import { buildMarts } from '../marts/runner';
 import { runSource } from '../pipeline/run';
@@ -54,5 +54,39 @@ describe('ServingDb', () => {
     expect(ok).toBeGreaterThan(10);
     const [r] = await db.query<{ n: number }>(`select count(*) as n from ventes where code_departement = '01'`);
     expect(r.n).toBeGreaterThan(0);
+  });
+
+  it('fires the on-swap listeners after it picked up a new build, never for the first one, isolating their failures', async () => {
+    const errors: Error[] = [];
+    const watcher = new ServingDb({ dataRoot: data, watchIntervalMs: 20, onSwapError: (e) => errors.push(e) });
+    const seen: Array<{ file: string; served: string | undefined; n: number }> = [];
+    watcher.onSwap(async (file) => {
+      // the listener runs on the new generation: a query it makes reads the new data
+      const [r] = await watcher.query<{ n: number }>('select count(*) as n from ventes');
+      seen.push({ file, served: watcher.file, n: r.n });
+    });
+    watcher.onSwap(() => {
+      throw new Error('listener bug');
+    });
+    const removed = vi.fn();
+    watcher.onSwap(removed)();
+    await watcher.start();
+    const first = watcher.file;
+    expect(seen).toEqual([]);
+    try {
+      const report = await buildMarts({ dataRoot: data });
+      const deadline = Date.now() + 5000;
+      while (seen.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      expect(seen.map((s) => s.file)).toEqual([report.servingFile]);
+      expect(seen[0].served).toBe(report.servingFile);
+      expect(seen[0].file).not.toBe(first);
+      expect(seen[0].n).toBeGreaterThan(0);
+      expect(errors.map((e) => e.message)).toEqual(['listener bug']);
+      expect(removed).not.toHaveBeenCalled();
+      // the failing listener did not stop the swap: queries run on the new file
+      await expect(watcher.query('select 1')).resolves.toHaveLength(1);
+    } finally {
+      await watcher.close();
+    }
   });
 });

@@ -1,9 +1,7 @@
 // Builds the offline demo: generated files in the real geo-DVF, Filosofi and ANIL formats, imported by the same
 // pipeline code as the real data, then the marts and the serving database.
 import { dataDir, paths } from '../../lib/config';
-import { runBacktest } from '../../lib/valuation/backtest';
-import { calibrationFile } from '../../lib/valuation/calibration';
-import { buildMarts } from '../../marts/runner';
+import { afterImport } from '../../marts/after-import';
 import { runSource } from '../run';
 import { generateDemo } from './generate';
 import { DEMO_ANIL_YEAR, DEMO_FILOSOFI_YEAR, generateIncome } from './generate-income';
@@ -28,8 +26,6 @@ export async function buildDemo(opts: { dataRoot?: string; log?: (m: string) => 
     if (bad.length) throw new Error(`demo ${name} import failed: ${bad.map((o) => `${o.part.key}: ${o.error}`).join('; ')}`);
   }
   log(`Income and rent files: ${income.files.join(', ')}`);
-  const report = await buildMarts({ dataRoot: root, log });
-  log(`Serving database ready: ${report.servingFile}`);
-  const bt = await runBacktest({ dataRoot: root, log });
-  log(`Valuation calibration: ${bt.targets} targets backtested, ${calibrationFile(root)} (${bt.seconds.toFixed(1)} s)`);
+  const r = await afterImport({ dataRoot: root, log, force: true });
+  if (!r.ok) throw new Error('demo valuation calibration failed');
 }

@@ -3,12 +3,12 @@
 import fs from 'node:fs';
 import { communeCode, decodeText, parseFrenchNumber, readTable } from './text';
 import { ANIL_COLUMNS, writeNationalPartition } from './national';
+import { anilDeclaration } from '../../lib/sources/anil';
 import type { ImportContext, ImportItem, ImportResult, Part, Selection, Source } from './types';
 
 // data.gouv.fr dataset "Carte des loyers - Indicateurs de loyers d'annonce par commune en <year>": one folder per
 // edition under this base (a mirror laid out the same way can be given with --base-url).
 const ANIL_BASE = 'https://static.data.gouv.fr/resources';
-const ANIL_DEFAULT_ANNEES = [2024];
 const datasetFolder = (annee: number) => `carte-des-loyers-indicateurs-de-loyers-dannonce-par-commune-en-${annee}`;
 
 /** Segment → published file name of an edition. */
@@ -87,15 +87,14 @@ export function parseAnil(text: string, segment: AnilSegment, millesime: number)
 }
 
 export const anilSource: Source = {
-  name: 'anil',
-  defaultAnnees: () => ANIL_DEFAULT_ANNEES,
+  ...anilDeclaration,
 
   parts(sel: Selection): Part[] {
     const base = (sel.baseUrl ?? ANIL_BASE).replace(/\/$/, '');
     return sel.annees.flatMap((annee) =>
       (Object.entries(ANIL_FILES) as Array<[AnilSegment, string]>).map(([segment, name]) => ({
         source: 'anil', key: `FR-${segment}/${annee}`, format: segment, relPath: `${annee}/${name}`,
-        url: `${base}/${datasetFolder(annee)}/${name}`, annee, departements: [`FR-${segment}`],
+        url: `${base}/${datasetFolder(annee)}/${name}`, annee, partitions: [{ scope: `FR-${segment}`, annee }],
       })),
     );
   },
@@ -107,11 +106,11 @@ export const anilSource: Source = {
     for (const item of items) {
       const segment = item.part.format as AnilSegment;
       const { text, encoding } = decodeText(fs.readFileSync(item.file.path));
-      const parsed = parseAnil(text, segment, item.part.annee);
+      const parsed = parseAnil(text, segment, item.part.annee!);
       const anomalies = Object.fromEntries(Object.entries(parsed.anomalies).filter(([, n]) => n > 0));
       ctx.log(`anil ${segment} ${item.part.annee} (${encoding}): ${parsed.rows.length} communes; ${Object.entries(anomalies).map(([k, n]) => `${k} ${n}`).join(', ') || 'no anomaly'}`);
       const partition = await writeNationalPartition(ctx, {
-        source: 'anil', scope: `FR-${segment}`, annee: item.part.annee, columns: ANIL_COLUMNS, rows: parsed.rows as unknown as Array<Record<string, unknown>>,
+        source: 'anil', scope: `FR-${segment}`, annee: item.part.annee!, columns: ANIL_COLUMNS, rows: parsed.rows as unknown as Array<Record<string, unknown>>,
         item, rowsRead: parsed.rowsRead, anomalies,
       });
       results.push({ partitions: [partition], fileAnomalies: {} });

@@ -3,19 +3,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { all, lit, run } from '../../lib/duck';
+import { DVF_DEPARTEMENTS, DVF_SCHEMA, dvfDeclaration } from '../../lib/sources/dvf';
 import type { ImportContext, ImportItem, ImportResult, Part, Selection, Source } from './types';
 
 export const GEO_DVF_BASE = 'https://files.data.gouv.fr/geo-dvf/latest/csv';
 // The DGFiP publishes each release in a new dated folder: pass the release folder with --base-url.
 export const DGFIP_BASE = 'https://static.data.gouv.fr/resources/demandes-de-valeurs-foncieres/20251018-234902';
 
-/** Départements DVF covers: Alsace-Moselle (57, 67, 68) and Mayotte (976) are absent by construction. */
-export const DVF_DEPARTEMENTS = [
-  ...Array.from({ length: 95 }, (_, i) => String(i + 1).padStart(2, '0')).filter(
-    (d) => !['20', '57', '67', '68'].includes(d),
-  ),
-  '2A', '2B', '971', '972', '973', '974',
-];
+export { DVF_DEPARTEMENTS };
 
 // Cadastral culture codes → the labels geo-DVF carries (the raw file only has the codes).
 const NATURE_CULTURE: Record<string, string> = {
@@ -26,17 +21,8 @@ const NATURE_CULTURE: Record<string, string> = {
   TP: 'terres plantées', VE: 'vergers', VI: 'vignes',
 };
 
-/** Lake columns, in file order. `code_departement` and `annee` live in the partition path. */
-export const LAKE_COLUMNS = [
-  'id', 'mutation_key', 'id_mutation', 'date_mutation', 'numero_disposition', 'nature_mutation', 'valeur_fonciere',
-  'adresse_numero', 'adresse_suffixe', 'adresse_nom_voie', 'adresse_code_voie', 'code_postal', 'code_commune',
-  'nom_commune', 'ancien_code_commune', 'id_parcelle', 'prefixe_section', 'section', 'no_plan', 'numero_volume',
-  'lot1_numero', 'lot1_surface_carrez', 'lot2_numero', 'lot2_surface_carrez', 'lot3_numero', 'lot3_surface_carrez',
-  'lot4_numero', 'lot4_surface_carrez', 'lot5_numero', 'lot5_surface_carrez', 'nombre_lots', 'code_type_local',
-  'type_local', 'surface_reelle_bati', 'nombre_pieces_principales', 'code_nature_culture', 'nature_culture',
-  'code_nature_culture_speciale', 'nature_culture_speciale', 'surface_terrain', 'longitude', 'latitude',
-  'line_occurrence', 'source_format', 'imported_at',
-] as const;
+/** Lake columns, in file order (declared in lib/sources/dvf.ts). `code_departement` and `annee` live in the partition path. */
+export const LAKE_COLUMNS = Object.keys(DVF_SCHEMA) as Array<keyof typeof DVF_SCHEMA>;
 
 const sqlDir = path.join(path.dirname(new URL(import.meta.url).pathname), 'dvf');
 const readSql = (name: string) => fs.readFileSync(path.join(sqlDir, name), 'utf8');
@@ -56,8 +42,11 @@ function stagingSql(format: string, files: string[]): string {
   throw new Error(`unknown DVF format ${format} (expected geo-dvf or dgfip)`);
 }
 
+/** Départements whose partitions a DVF file owns. */
+const departementsOf = (part: Part) => part.partitions.map((p) => String(p.code_departement));
+
 export const dvfSource: Source = {
-  name: 'dvf',
+  ...dvfDeclaration,
 
   parts(sel: Selection): Part[] {
     const format = sel.format ?? 'geo-dvf';
@@ -66,7 +55,7 @@ export const dvfSource: Source = {
       return sel.annees.flatMap((annee) =>
         sel.departements.map((dep) => {
           const relPath = `${annee}/departements/${dep}.csv.gz`;
-          return { source: 'dvf', key: `${dep}/${annee}`, format, relPath, url: `${base}/${relPath}`, annee, departements: [dep] };
+          return { source: 'dvf', key: `${dep}/${annee}`, format, relPath, url: `${base}/${relPath}`, annee, partitions: [{ code_departement: dep, annee }] };
         }),
       );
     }
@@ -74,7 +63,7 @@ export const dvfSource: Source = {
       const base = (sel.baseUrl ?? DGFIP_BASE).replace(/\/$/, '');
       return sel.annees.map((annee) => {
         const relPath = `valeursfoncieres-${annee}.txt.zip`;
-        return { source: 'dvf', key: `dgfip/${annee}`, format, relPath, url: `${base}/${relPath}`, annee, departements: sel.departements };
+        return { source: 'dvf', key: `dgfip/${annee}`, format, relPath, url: `${base}/${relPath}`, annee, partitions: sel.departements.map((d) => ({ code_departement: d, annee })) };
       });
     }
     throw new Error(`unknown DVF format ${format} (expected geo-dvf or dgfip)`);
@@ -84,11 +73,12 @@ export const dvfSource: Source = {
 
   async importFiles(ctx: ImportContext, items: ImportItem[]): Promise<ImportResult[]> {
     const { conn, lake } = ctx;
-    const { format, annee } = items[0].part;
+    const { format } = items[0].part;
+    const annee = items[0].part.annee!;
     if (items.some(({ part }) => part.format !== format || part.annee !== annee)) throw new Error('a DVF batch holds one format and one year');
     const owners = new Map<string, ImportItem>(); // département → the file that owns its partition of the year
     for (const item of items) {
-      for (const d of item.part.departements) {
+      for (const d of departementsOf(item.part)) {
         if (owners.has(d)) throw new Error(`partition ${d}/${annee} is owned by both ${owners.get(d)!.part.key} and ${item.part.key}`);
         owners.set(d, item);
       }
@@ -99,7 +89,7 @@ export const dvfSource: Source = {
     // All the files in one read_csv: DuckDB parses them on every core. Each line keeps the index of its file, and
     // `owned` says whether that file owns the line's partition (its département and year).
     step('read and normalise');
-    const fileOwns = items.map(({ part }, i) => `(${i}::UBIGINT, [${part.departements.map(lit).join(', ')}])`).join(', ');
+    const fileOwns = items.map(({ part }, i) => `(${i}::UBIGINT, [${departementsOf(part).map(lit).join(', ')}])`).join(', ');
     await run(conn, `CREATE OR REPLACE TEMP TABLE staged AS
       SELECT s.*, coalesce(list_contains(f.departements, s.code_departement) AND year(s.date_mutation) = ${annee}, false) AS owned
       FROM (${stagingSql(format, items.map((i) => i.file.path))}) s JOIN (VALUES ${fileOwns}) f(file_index, departements) USING (file_index)`);
@@ -135,7 +125,7 @@ export const dvfSource: Source = {
       WHERE owned GROUP BY ALL ORDER BY ALL`);
 
     step('assign ids');
-    const previousFiles = lake.existingPartitionFiles('dvf', (d, y) => y === annee && owners.has(d));
+    const previousFiles = lake.existingPartitionFiles('dvf', (p) => p.annee === annee && owners.has(String(p.code_departement)));
     const previous = previousFiles.length
       ? `SELECT DISTINCT mutation_key, id, imported_at, code_departement, annee FROM read_parquet([${previousFiles.map(lit).join(', ')}],
            hive_partitioning = true, hive_types = {'code_departement': VARCHAR, 'annee': INTEGER})`
@@ -184,17 +174,17 @@ export const dvfSource: Source = {
         const dir = path.join(staging, `code_departement=${s.code_departement}`, `annee=${s.annee}`);
         const files = fs.readdirSync(dir).filter((f) => f.endsWith('.parquet'));
         if (files.length !== 1) throw new Error(`expected one Parquet file in ${dir}, found ${files.length}`);
-        const rel = lake.publishPartition(path.join(dir, files[0]), 'dvf', s.code_departement, s.annee);
+        const rel = lake.publishPartition(path.join(dir, files[0]), 'dvf', { code_departement: s.code_departement, annee: s.annee });
         const c = counts.find((x) => x.code_departement === s.code_departement && x.annee === s.annee);
         const { code_departement, annee: year, rows_read: inPartition, ...anomalies } = s;
         // A geo-DVF file maps to one partition: its unplaceable lines are that partition's anomalies.
-        const single = part.departements.length === 1;
+        const single = part.partitions.length === 1;
         if (single) Object.assign(anomalies, result.fileAnomalies);
         const rows_read = inPartition + (single ? result.fileAnomalies.invalid_date + result.fileAnomalies.outside_partition : 0);
         result.partitions.push({
-          code_departement, annee: year, file: rel, source_url: file.url, source_format: part.format, vintage: file.vintage,
+          partition: { code_departement, annee: year }, file: rel, source_url: file.url, source_format: part.format, vintage: file.vintage,
           sha256: file.sha256, rows_read, rows_kept: inPartition,
-          mutations: c?.mutations ?? 0, new_mutations: c?.new_mutations ?? 0, anomalies, imported_at: ctx.now.toISOString(),
+          count: c?.mutations ?? 0, new_count: c?.new_mutations ?? 0, anomalies, imported_at: ctx.now.toISOString(),
         });
       }
       return items.map((item) => results.get(item)!);

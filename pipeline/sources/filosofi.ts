@@ -3,11 +3,11 @@
 import fs from 'node:fs';
 import { communeCode, decodeText, parseFrenchNumber, readTable } from './text';
 import { FILOSOFI_COLUMNS, writeNationalPartition } from './national';
+import { filosofiDeclaration } from '../../lib/sources/filosofi';
 import type { ImportContext, ImportItem, ImportResult, Part, Selection, Source } from './types';
 
 // INSEE publishes each vintage under a new page number: this is the 2020 one; --base-url selects another.
 const FILOSOFI_BASE = 'https://www.insee.fr/fr/statistiques/fichier/6692392';
-const FILOSOFI_DEFAULT_ANNEES = [2020];
 
 type RevenuStatut = 'ok' | 'secret' | 'not_available' | 'missing' | 'unparsable';
 
@@ -74,15 +74,14 @@ export function parseFilosofi(text: string, fileYear?: number): FilosofiParse {
 }
 
 export const filosofiSource: Source = {
-  name: 'filosofi',
-  defaultAnnees: () => FILOSOFI_DEFAULT_ANNEES,
+  ...filosofiDeclaration,
 
   parts(sel: Selection): Part[] {
     const base = (sel.baseUrl ?? FILOSOFI_BASE).replace(/\/$/, '');
     return sel.annees.map((annee) => {
       const relPath = `base-cc-filosofi-${annee}_CSV.zip`;
       return {
-        source: 'filosofi', key: `FR/${annee}`, format: 'filosofi-com', relPath, url: `${base}/${relPath}`, annee, departements: ['FR'],
+        source: 'filosofi', key: `FR/${annee}`, format: 'filosofi-com', relPath, url: `${base}/${relPath}`, annee, partitions: [{ scope: 'FR', annee }],
         // The archive also holds other levels; under --from-dir the bare commune file is accepted too.
         zipEntry: `cc_filosofi_${annee}_COM.csv`,
         localAlternatives: [`cc_filosofi_${annee}_COM.csv`, `cc_filosofi_${annee}_COM.csv.gz`],

@@ -1,41 +1,45 @@
-// Shared by the national, commune-level sources (Filosofi, ANIL): parsed rows are written as one lake partition
-// (scope, vintage year) through DuckDB with a fixed schema, and published atomically like a DVF partition.
+// Writing one lake partition from DuckDB: `writeQueryPartition` streams any SELECT (e.g. over read_csv of the
+// published file) to a staged Parquet file and stages it in the batch's transaction; `writeNationalPartition` does it
+// for rows parsed in Node (the small national files: Filosofi, ANIL), with the source's declared schema.
 import fs from 'node:fs';
 import path from 'node:path';
-import { lit, run } from '../../lib/duck';
-import type { PartitionRecord } from '../lake';
+import { all, lit, run } from '../../lib/duck';
+import type { PartitionRecord } from '../../lib/lake';
+import { ANIL_SCHEMA } from '../../lib/sources/anil';
+import { FILOSOFI_SCHEMA } from '../../lib/sources/filosofi';
+import type { PartitionValues } from '../../lib/sources/types';
 import type { ImportContext, ImportItem } from './types';
 
-/** Lake schemas (column → DuckDB type, file order) of the sources the marts may read before they are loaded. */
-export const FILOSOFI_COLUMNS = {
-  code_commune: 'VARCHAR',
-  nb_menages_fiscaux: 'DOUBLE',
-  revenu_median_uc: 'DOUBLE',
-  /** 'ok', 'secret' (INSEE "s"), 'not_available' ("nd"), 'missing' (empty) or 'unparsable'. */
-  revenu_median_statut: 'VARCHAR',
-  annee_revenus: 'INTEGER',
-  imported_at: 'TIMESTAMP',
-} as const;
-
-export const ANIL_COLUMNS = {
-  code_commune: 'VARCHAR',
-  segment: 'VARCHAR',
-  libelle_commune: 'VARCHAR',
-  id_zone: 'VARCHAR',
-  loyer_m2_cc: 'DOUBLE',
-  loyer_m2_cc_bas: 'DOUBLE',
-  loyer_m2_cc_haut: 'DOUBLE',
-  niveau_prediction: 'VARCHAR',
-  nb_observations_commune: 'INTEGER',
-  nb_observations_maille: 'INTEGER',
-  r2_ajuste: 'DOUBLE',
-  millesime: 'INTEGER',
-  imported_at: 'TIMESTAMP',
-} as const;
-
-export const OPTIONAL_SOURCE_COLUMNS: Record<string, Record<string, string>> = { filosofi: FILOSOFI_COLUMNS, anil: ANIL_COLUMNS };
+/** Lake schemas (column → DuckDB type, file order): declared in lib/sources, re-exported for the importers. */
+export const FILOSOFI_COLUMNS = FILOSOFI_SCHEMA;
+export const ANIL_COLUMNS = ANIL_SCHEMA;
 
 type Columns = Record<string, string>;
+
+/**
+ * Writes the rows of `select` (whose columns are the source's lake columns, without the partition axes) as the
+ * partition `partition` of `source`, staged in the batch's transaction, and returns its manifest record. `count` is
+ * what the record counts (default: the rows written).
+ */
+export async function writeQueryPartition(
+  ctx: ImportContext,
+  opts: { source: string; partition: PartitionValues; select: string; item: ImportItem; rowsRead: number; anomalies: Record<string, number>; count?: number; newCount?: number },
+): Promise<PartitionRecord> {
+  const staging = ctx.lake.makeStagingDir();
+  try {
+    const out = path.join(staging, 'data.parquet');
+    await run(ctx.conn, `COPY (${opts.select}) TO ${lit(out)} (FORMAT parquet, COMPRESSION zstd)`);
+    const [{ n }] = await all<{ n: number }>(ctx.conn, `SELECT count(*) AS n FROM read_parquet(${lit(out)})`);
+    const file = ctx.lake.publishPartition(out, opts.source, opts.partition);
+    return {
+      partition: opts.partition, file, source_url: opts.item.file.url, source_format: opts.item.part.format,
+      vintage: opts.item.file.vintage, sha256: opts.item.file.sha256, rows_read: opts.rowsRead, rows_kept: n,
+      count: opts.count ?? n, new_count: opts.newCount ?? 0, anomalies: opts.anomalies, imported_at: ctx.now.toISOString(),
+    };
+  } finally {
+    fs.rmSync(staging, { recursive: true, force: true });
+  }
+}
 
 /** Writes `rows` (objects with the schema's columns) as the partition (scope, annee) of `source` and returns its record. */
 export async function writeNationalPartition(
@@ -49,15 +53,10 @@ export async function writeNationalPartition(
     const now = ctx.now.toISOString();
     fs.writeFileSync(json, rows.map((r) => JSON.stringify({ ...r, imported_at: now })).join('\n') + '\n');
     const spec = Object.entries(columns).map(([c, t]) => `${lit(c)}: ${lit(t)}`).join(', ');
-    const out = path.join(staging, 'data.parquet');
-    await run(ctx.conn, `COPY (SELECT ${Object.keys(columns).join(', ')} FROM read_json(${lit(json)}, format = 'newline_delimited', columns = {${spec}}))
-      TO ${lit(out)} (FORMAT parquet, COMPRESSION zstd)`);
-    const file = ctx.lake.publishPartition(out, source, scope, annee);
-    return {
-      code_departement: scope, annee, file, source_url: item.file.url, source_format: item.part.format, vintage: item.file.vintage,
-      sha256: item.file.sha256, rows_read: opts.rowsRead, rows_kept: rows.length, mutations: 0, new_mutations: 0,
-      anomalies: opts.anomalies, imported_at: now,
-    };
+    return await writeQueryPartition(ctx, {
+      source, partition: { scope, annee }, item, rowsRead: opts.rowsRead, anomalies: opts.anomalies,
+      select: `SELECT ${Object.keys(columns).join(', ')} FROM read_json(${lit(json)}, format = 'newline_delimited', columns = {${spec}})`,
+    });
   } finally {
     fs.rmSync(staging, { recursive: true, force: true });
   }

@@ -1,9 +1,14 @@
-// The plug-in contract every source implements, so `npm run pipeline -- <source>` is one code path for all of them.
+// The pipeline half of the source contract: a plug-in is a source declaration (lib/sources/types.ts: partitioning,
+// defaults, lake schema, count label) plus the files to fetch and their import, so `npm run pipeline -- <source>` is
+// one code path for every source. docs/adding-a-source.md walks through adding one.
 import type { DuckDBConnection } from '../../lib/duck';
-import type { Lake, PartitionRecord } from '../lake';
+import type { LakeTransaction, PartitionRecord } from '../../lib/lake';
+import type { PartitionValues, SourceDeclaration } from '../../lib/sources/types';
 
 export interface Selection {
+  /** Départements to fetch (sources with a département axis; ignored by the others). */
   departements: string[];
+  /** Years or vintages to fetch (ignored by a snapshot source). */
   annees: number[];
   /** Published format to fetch when a source has several (DVF: 'geo-dvf' or 'dgfip'). */
   format?: string;
@@ -20,10 +25,13 @@ export interface Part {
   format: string;
   relPath: string;
   url: string;
-  annee: number;
-  /** Partitions this file owns: importing it replaces exactly these (département, year) partitions. National
-   * sources use a scope instead of a département (Filosofi: FR; ANIL: FR-<segment>). */
-  departements: string[];
+  /** The year or vintage of the file, when the source has one. */
+  annee?: number;
+  /**
+   * Partitions this file owns: importing it replaces exactly these. Empty when they are only known once the file is
+   * read (a snapshot's date).
+   */
+  partitions: PartitionValues[];
   /** Name of the entry to extract when the file is a ZIP archive holding several (default: its first entry). */
   zipEntry?: string;
   /** Other names the file may have under --from-dir (e.g. the bare CSV instead of the published ZIP). */
@@ -38,7 +46,8 @@ export interface LocalFile {
 }
 
 export interface ImportContext {
-  lake: Lake;
+  /** The batch's lake transaction: `publishPartition` stages a partition; the run commits it with its manifest records. */
+  lake: LakeTransaction;
   conn: DuckDBConnection;
   now: Date;
   log: (message: string) => void;
@@ -58,10 +67,7 @@ export interface ImportResult {
   fileAnomalies: Record<string, number>;
 }
 
-export interface Source {
-  name: string;
-  /** Years fetched when --annees is not given (DVF: the five years before the current one). */
-  defaultAnnees?: (now: Date) => number[];
+export interface Source extends SourceDeclaration {
   /** Files to fetch for a selection, in a deterministic order. */
   parts(sel: Selection): Part[];
   /**
@@ -69,6 +75,6 @@ export interface Source {
    * one call per file (both cores busy, fixed costs paid once). Parts of one batch must own disjoint partitions.
    */
   batchKey(part: Part): string;
-  /** Imports local files into the lake (atomically per partition) and reports what it did, one result per item. */
+  /** Imports local files (staging their partitions in `ctx.lake`) and reports what it did, one result per item. */
   importFiles(ctx: ImportContext, items: ImportItem[]): Promise<ImportResult[]>;
 }

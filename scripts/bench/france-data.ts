@@ -7,8 +7,8 @@
 // 2. Imports them with the real pipeline (`runSource`, offline through fromDir) into <data-dir>/lake.
 // 3. Generates a Filosofi commune file and the four ANIL rent files (real formats) for every commune of the reference
 //    geography into <data-dir>/income-source and imports them with `runSource` (step "income", after the DVF lake).
-// 4. Builds the marts and the serving database (`buildMarts`) into <data-dir>/marts and <data-dir>/serving, then the
-//    valuation calibration (`runBacktest`), as a pipeline run does.
+// 4. Builds the marts and the serving database into <data-dir>/marts and <data-dir>/serving, then the valuation
+//    calibration: the pipeline's after-import step (`afterImport`).
 // Each step is recorded in <data-dir>/bench-stamp.json and skipped when its inputs did not change: the source files
 // by a hash of every generated file's SQL (sizes, seeds, years, generator code), the lake by the source's hash, the
 // serving database by the lake's hash plus a hash of marts/models. A rerun with the same parameters is free.
@@ -21,8 +21,8 @@ import { repoRoot } from '../../lib/config';
 import { all, DuckDBInstance, lit, openMemory } from '../../lib/duck';
 import { allCommunes } from '../../lib/geo';
 import { currentServingFile } from '../../lib/serving';
-import { runBacktest } from '../../lib/valuation/backtest';
-import { buildMarts } from '../../marts/runner';
+import { Lake } from '../../lib/lake';
+import { afterImport } from '../../marts/after-import';
 import { runSource } from '../../pipeline/run';
 import { anilCsv, DEMO_ANIL_YEAR, DEMO_FILOSOFI_YEAR, filosofiCsv, SEGMENTS } from '../../pipeline/demo/generate-income';
 import { DVF_DEPARTEMENTS } from '../../pipeline/sources/dvf';
@@ -200,7 +200,7 @@ export async function ensureFranceData(opts: FranceDataOptions = {}): Promise<Fr
     stamp.lakePending = { hash: lakeHash, seconds: before };
     save();
     log(`  lake: ${resume ? 'resuming the unfinished import' : 'importing'} with runSource (${files.length} files)…`);
-    if (!resume) fs.rmSync(lakeDir, { recursive: true, force: true });
+    if (!resume) new Lake(dataDir).remove(); // the lake link and every generation
     fs.rmSync(path.join(dataDir, 'serving'), { recursive: true, force: true });
     const started = performance.now();
     let done = 0;
@@ -227,13 +227,13 @@ export async function ensureFranceData(opts: FranceDataOptions = {}): Promise<Fr
       throw new Error(`pipeline failures on ${failed.length} of ${outcomes.length} files (${first}${failed.length > 5 ? '; …' : ''}); rerun to resume`);
     }
     const manifest = JSON.parse(fs.readFileSync(path.join(lakeDir, 'manifest.json'), 'utf8')) as {
-      sources: { dvf: { partitions: Record<string, { rows_read: number; rows_kept: number; mutations: number }> } };
+      sources: { dvf: { partitions: Record<string, { rows_read: number; rows_kept: number; count: number }> } };
     };
     const parts = Object.values(manifest.sources.dvf.partitions);
     stamp.lake = {
       hash: lakeHash, seconds, pipelineHash, bytes: duSize(lakeDir), resumed: resume,
       linesRead: parts.reduce((a, p) => a + p.rows_read, 0), linesKept: parts.reduce((a, p) => a + p.rows_kept, 0),
-      mutations: parts.reduce((a, p) => a + p.mutations, 0),
+      mutations: parts.reduce((a, p) => a + p.count, 0),
     };
     delete stamp.lakePending;
     save();
@@ -276,9 +276,12 @@ export async function ensureFranceData(opts: FranceDataOptions = {}): Promise<Fr
   } else {
     delete stamp.marts;
     save();
-    log('  marts: building (buildMarts)…');
+    log('  marts: building (afterImport: marts, then the valuation calibration)…');
     const started = performance.now();
-    const report = await buildMarts({ dataRoot: dataDir, log: (m) => log(`  ${m}`) });
+    // As after a pipeline run: the marts, then the valuation intervals calibrated on the data just built.
+    const after = await afterImport({ dataRoot: dataDir, force: true, log: (m) => log(`  ${m}`) });
+    if (!after.ok) throw new Error('valuation backtest failed');
+    const report = after.marts!;
     const instance = await DuckDBInstance.create(report.servingFile, { access_mode: 'READ_ONLY' });
     const conn = await instance.connect();
     let salesCount: number;
@@ -288,9 +291,7 @@ export async function ensureFranceData(opts: FranceDataOptions = {}): Promise<Fr
       conn.closeSync();
       instance.closeSync();
     }
-    // As after a pipeline run: the valuation intervals are calibrated on the data just built.
-    const bt = await runBacktest({ dataRoot: dataDir, log: (m) => log(`  ${m}`) });
-    log(`  valuation backtest: ${fmt(bt.targets)} targets in ${fmt(bt.seconds, 1)} s`);
+    log(`  valuation backtest: ${fmt(after.backtest!.targets)} targets in ${fmt(after.backtest!.seconds, 1)} s`);
     stamp.marts = {
       hash: martsHash, seconds: (performance.now() - started) / 1000, servingFile: report.servingFile,
       servingBytes: fs.statSync(report.servingFile).size, sales: salesCount,

@@ -39,7 +39,9 @@ export async function queryParquet(sql: string): Promise<Row[]> {
 }
 
 export function lakeGlob(dataRoot: string, source = 'dvf'): string {
-  return `read_parquet('${path.join(dataRoot, 'lake', source)}/*/*/*.parquet', hive_partitioning = true, hive_types = {'code_departement': VARCHAR, 'annee': INTEGER})`;
+  // DVF's partition axes are code_departement and annee; the national sources' are scope and annee.
+  const types = source === 'dvf' ? `{'code_departement': VARCHAR, 'annee': INTEGER}` : `{'annee': INTEGER}`;
+  return `read_parquet('${path.join(dataRoot, 'lake', source)}/*/*/*.parquet', hive_partitioning = true, hive_types = ${types})`;
 }
 
 /** Splits one CSV line with quotes (enough for the DVF samples). */

@@ -1,34 +1,25 @@
 // GET /v1/meta/sources (0 credits): what data is served: vintages, row counts and coverage per source, read from the
-// pipeline manifest snapshot stored inside the serving database (so it always describes the data actually served).
-// National sources (Filosofi, ANIL) have partitions keyed by a scope (FR, FR-<segment>) and their vintage year.
+// pipeline manifest snapshot stored inside the serving database (so it always describes the data actually served)
+// and from what each source declares (lib/sources: label, partitioning, the mart that serves it).
+import { upgradeRecord, type PartitionRecord } from '../../../lib/lake';
+import { declaredSources, PLANNED_SOURCES, sourceDeclaration } from '../../../lib/sources';
 import { z } from '../../params';
 import { defineEndpoint } from '../../platform';
 
-interface PartitionInfo {
-  code_departement: string;
-  annee: number;
-  vintage: string;
-  rows_kept: number;
-  source_url: string;
-  source_format: string;
-  imported_at: string;
-}
-
 interface ManifestSnapshot {
   updated_at: string | null;
-  sources: Record<string, { partitions?: Record<string, PartitionInfo> }>;
+  sources: Record<string, { partitions?: Record<string, PartitionRecord> }>;
   reference?: Record<string, string>;
 }
 
-/** Sources the service is built to serve; those not loaded yet are listed with available: false. */
-const KNOWN_SOURCES: Record<string, string> = {
-  dvf: 'Demandes de valeurs foncières (DGFiP, geo-DVF by Etalab): property sales',
-  dpe: 'Diagnostics de performance énergétique (ADEME)',
-  bdnb: 'Base de données nationale des bâtiments (CSTB)',
-  filosofi: 'Household income per commune (INSEE Filosofi)',
-  anil: 'Rent indicators (ANIL carte des loyers)',
-  sirene: 'Business registry (INSEE SIRENE)',
-};
+/** Declared sources, then the planned ones not declared yet (listed with available: false), in the published order. */
+function listedSources(): Array<{ name: string; label: string }> {
+  const planned = PLANNED_SOURCES.map((p) => sourceDeclaration(p.name) ?? p);
+  const extra = declaredSources().filter((d) => !PLANNED_SOURCES.some((p) => p.name === d.name));
+  return [...planned, ...extra];
+}
+
+const DEPARTEMENT = /^(\d{2}|2[AB]|97\d)$/;
 
 const sourceSchema = z.object({
   source: z.string(),
@@ -59,21 +50,33 @@ export const metaSources = defineEndpoint({
   credits: 0,
   prepare: () => ({}),
   async handler(_p, { ctx }) {
-    const [[meta], [dvf], [served]] = await Promise.all([
+    const listed = listedSources();
+    const [[meta], tables] = await Promise.all([
       ctx.db.query<{ manifest: string; built_at: string }>('select manifest, built_at from meta_manifest'),
-      ctx.db.query<{ n: number; dmin: string | null; dmax: string | null }>(
-        'select count(*) as n, min(date_mutation) as dmin, max(date_mutation) as dmax from ventes',
-      ),
-      ctx.db.query<{ filosofi: number; anil: number }>(
-        'select (select count(*) from revenus_communes) as filosofi, (select count(*) from loyers_communes) as anil',
-      ),
+      ctx.db.query<{ table_name: string }>("select table_name from information_schema.tables where table_schema = 'main'"),
     ]);
-    const servedRows: Record<string, number> = { dvf: dvf.n, ...served };
+    // Served rows (and dates) from the mart each source declares; table and column names come from the declarations.
+    const present = new Set(tables.map((t) => t.table_name));
+    const served = listed.flatMap((s) => {
+      const decl = sourceDeclaration(s.name)?.served;
+      return decl && present.has(decl.table) ? [{ source: s.name, ...decl }] : [];
+    });
+    const [counts] = served.length
+      ? await ctx.db.query<Record<string, number | string | null>>(`select ${served.map((s, i) => [
+        `(select count(*) from ${s.table}) as n${i}`,
+        ...(s.dateColumn ? [`(select min(${s.dateColumn}) from ${s.table}) as dmin${i}`, `(select max(${s.dateColumn}) from ${s.table}) as dmax${i}`] : []),
+      ].join(', ')).join(', ')}`)
+      : [{}];
+    const servedOf = (source: string) => {
+      const i = served.findIndex((s) => s.source === source);
+      return i < 0 ? undefined : { n: Number(counts[`n${i}`]), dmin: (counts[`dmin${i}`] ?? null) as string | null, dmax: (counts[`dmax${i}`] ?? null) as string | null };
+    };
     const manifest = JSON.parse(meta.manifest) as ManifestSnapshot;
-    const sources = Object.entries(KNOWN_SOURCES).map(([source, description]) => {
-      const parts = Object.values(manifest.sources[source]?.partitions ?? {});
+    const sources = listed.map(({ name: source, label: description }) => {
+      const parts = Object.values(manifest.sources[source]?.partitions ?? {}).map(upgradeRecord);
       const vintages = [...new Set(parts.map((p) => p.vintage))].sort();
       const imported = parts.map((p) => p.imported_at).sort();
+      const s = servedOf(source);
       return {
         source,
         description,
@@ -81,12 +84,12 @@ export const metaSources = defineEndpoint({
         vintage: vintages.at(-1) ?? null,
         vintages,
         rows: parts.reduce((n, p) => n + p.rows_kept, 0),
-        served_rows: servedRows[source] ?? null,
+        served_rows: s?.n ?? null,
         partitions: parts.length,
-        departements: [...new Set(parts.map((p) => p.code_departement).filter((d) => !d.startsWith('FR')))].sort(),
-        annees: [...new Set(parts.map((p) => p.annee))].sort(),
-        date_min: source === 'dvf' ? dvf.dmin : null,
-        date_max: source === 'dvf' ? dvf.dmax : null,
+        departements: [...new Set(parts.map((p) => String(p.partition.code_departement ?? '')).filter((d) => DEPARTEMENT.test(d)))].sort(),
+        annees: [...new Set(parts.map((p) => p.partition.annee).filter((a): a is number => typeof a === 'number'))].sort(),
+        date_min: s?.dmin ?? null,
+        date_max: s?.dmax ?? null,
         last_imported_at: imported.at(-1) ?? null,
       };
     });
