@@ -1,9 +1,10 @@
-// Builds the offline demo: generated files in the real geo-DVF, Filosofi and ANIL formats, imported by the same
+// Builds the offline demo: generated files in the real geo-DVF, Filosofi, ANIL and BDNB formats, imported by the same
 // pipeline code as the real data, then the marts and the serving database.
 import { dataDir, paths } from '../../lib/config';
 import { afterImport } from '../../marts/after-import';
 import { runSource } from '../run';
 import { generateDemo } from './generate';
+import { generateBdnb } from './generate-bdnb';
 import { DEMO_ANIL_YEAR, DEMO_FILOSOFI_YEAR, generateIncome } from './generate-income';
 
 export const DEMO_DEPARTEMENTS = ['23', '33', '69', '75'];
@@ -26,6 +27,10 @@ export async function buildDemo(opts: { dataRoot?: string; log?: (m: string) => 
     if (bad.length) throw new Error(`demo ${name} import failed: ${bad.map((o) => `${o.part.key}: ${o.error}`).join('; ')}`);
   }
   log(`Income and rent files: ${income.files.join(', ')}`);
+  const bdnb = await generateBdnb(source, source, { years: DEMO_YEARS });
+  const built = await runSource({ source: 'bdnb', fromDir: source, annees: [], departements: DEMO_DEPARTEMENTS, dataRoot: root });
+  if (built.some((o) => o.status === 'failed')) throw new Error(`demo bdnb import failed: ${built.map((o) => o.error).filter(Boolean).join('; ')}`);
+  log(`BDNB ${bdnb.vintage}: ${bdnb.groups} building groups`);
   const r = await afterImport({ dataRoot: root, log, force: true });
   if (!r.ok) throw new Error('demo valuation calibration failed');
 }

@@ -13,11 +13,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import proj4 from 'proj4';
 import { all, lit, openMemory } from '../../lib/duck';
-import { BDNB_DEFAULT_VINTAGE, bdnbArchivePath } from '../sources/bdnb';
+import { BDNB_DEFAULT_MILLESIME } from '../../lib/sources/bdnb';
+import { bdnbArchivePath } from '../sources/bdnb';
 
 proj4.defs('EPSG:2154', '+proj=lcc +lat_0=46.5 +lon_0=3 +lat_1=49 +lat_2=44 +x_0=700000 +y_0=6600000 +ellps=GRS80 +towgs84=0,0,0,0,0,0,0 +units=m +no_defs');
 
-export const DEMO_BDNB_VINTAGE = BDNB_DEFAULT_VINTAGE;
+export const DEMO_BDNB_VINTAGE = BDNB_DEFAULT_MILLESIME;
 
 /** Uniform [0, 1) from a string: FNV-1a, then a murmur finaliser (no shared random state). */
 function hashUnit(s: string): number {

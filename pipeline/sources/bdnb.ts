@@ -7,9 +7,13 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import { all, lit, run, type DuckDBConnection } from '../../lib/duck';
 import { lambert93Macros } from '../../lib/lambert93';
+import { BDNB_DEFAULT_MILLESIME, BDNB_SCHEMA, bdnbDeclaration } from '../../lib/sources/bdnb';
 import { unzipEntry } from '../unzip';
+import { writeQueryPartition } from './national';
+import type { ImportContext, ImportItem, ImportResult, Part, Selection, Source } from './types';
 
-export const BDNB_DEFAULT_VINTAGE = '2025-07-a';
+export { BDNB_DEFAULT_MILLESIME };
+
 export const BDNB_BASE = 'https://open-data.s3.fr-par.scw.cloud';
 
 /** Path of a département's CSV archive under the publisher's bucket (also the layout expected under --from-dir). */
@@ -146,30 +150,6 @@ export async function stagingSql(table: BdnbTable, file: string): Promise<{ sql:
   return { sql, mapping };
 }
 
-/** Lake schema of the buildings (one row per building group). */
-export const BDNB_BATIMENT_COLUMNS = {
-  batiment_groupe_id: 'VARCHAR',
-  code_commune_insee: 'VARCHAR',
-  libelle_commune_insee: 'VARCHAR',
-  s_geom_groupe: 'DOUBLE',
-  latitude: 'DOUBLE',
-  longitude: 'DOUBLE',
-  annee_construction: 'INTEGER',
-  nb_log: 'INTEGER',
-  nb_niveau: 'INTEGER',
-  mat_mur_txt: 'VARCHAR',
-  mat_toit_txt: 'VARCHAR',
-  usage_niveau_1_txt: 'VARCHAR',
-  dvf_nb_mutations: 'INTEGER',
-  dvf_prix_m2_median: 'DOUBLE',
-  /** Parcels of the group (comma-separated 14-character ids): those whose main group it is, then the others. */
-  parcelles_principales: 'VARCHAR',
-  parcelles_secondaires: 'VARCHAR',
-} as const;
-
-/** Lake schema of the group ↔ parcel relation. */
-export const BDNB_PARCELLE_COLUMNS = { batiment_groupe_id: 'VARCHAR', parcelle_id: 'VARCHAR', parcelle_principale: 'BOOLEAN' } as const;
-
 export type BdnbFiles = Partial<Record<BdnbTable, string>> & { batiment_groupe: string };
 
 /**
@@ -177,8 +157,8 @@ export type BdnbFiles = Partial<Record<BdnbTable, string>> & { batiment_groupe: 
  * archive in memory), or found in an already unzipped folder (`…_csv/` holding `csv/<table>.csv`). Only
  * batiment_groupe is required; a missing optional table leaves its columns NULL.
  */
-export async function bdnbTableFiles(file: string, workDir: string): Promise<BdnbFiles> {
-  const out: Partial<Record<BdnbTable, string>> = {};
+export async function bdnbTableFiles(file: string, workDir: string, have: Partial<Record<BdnbTable, string>> = {}): Promise<BdnbFiles> {
+  const out: Partial<Record<BdnbTable, string>> = { ...have };
   const tables = Object.entries(BDNB_TABLE_FILES) as Array<[BdnbTable, string]>;
   if (fs.statSync(file).isDirectory()) {
     for (const [table, entry] of tables) {
@@ -188,6 +168,7 @@ export async function bdnbTableFiles(file: string, workDir: string): Promise<Bdn
   } else {
     fs.mkdirSync(workDir, { recursive: true });
     for (const [table, entry] of tables) {
+      if (out[table]) continue;
       try {
         out[table] = await unzipEntry(file, entry, path.join(workDir, path.basename(entry)));
       } catch (e) {
@@ -207,8 +188,8 @@ export interface BdnbStaged {
 }
 
 /**
- * Stages a département's tables into temp tables `bdnb_batiments` (BDNB_BATIMENT_COLUMNS) and `bdnb_parcelles`
- * (BDNB_PARCELLE_COLUMNS). A table whose file is absent contributes NULLs (or no relation rows).
+ * Stages a département's tables into temp tables `bdnb_batiments` (the lake schema but millesime and imported_at) and
+ * `bdnb_parcelles` (batiment_groupe_id, parcelle_id, parcelle_principale). A table whose file is absent contributes NULLs (or no relation rows).
  */
 export async function stageBdnb(conn: DuckDBConnection, files: BdnbFiles): Promise<BdnbStaged> {
   await run(conn, lambert93Macros());
@@ -235,3 +216,63 @@ export async function stageBdnb(conn: DuckDBConnection, files: BdnbFiles): Promi
   const { rows_read: rowsRead, ...anomalies } = counts;
   return { rowsRead, anomalies, missingColumns };
 }
+
+/** The tables of an imported part: next to its fetched batiment_groupe.csv (unzipped layout), or in the ZIP it came from. */
+async function partTables(item: ImportItem, workDir: string): Promise<BdnbFiles> {
+  const dir = path.dirname(item.file.path);
+  const zip = path.join(dir, path.basename(item.part.relPath));
+  if (item.file.path.endsWith('.zip')) return bdnbTableFiles(item.file.path, workDir);
+  if (fs.existsSync(zip)) return bdnbTableFiles(zip, workDir, { batiment_groupe: item.file.path });
+  return bdnbTableFiles(dir, workDir);
+}
+
+export const bdnbSource: Source = {
+  ...bdnbDeclaration,
+
+  parts(sel: Selection): Part[] {
+    // The CLI's --source names the millésime (the BDNB publishes one archive set per millésime).
+    const millesime = sel.format ?? BDNB_DEFAULT_MILLESIME;
+    if (!/^\d{4}-\d{2}-[a-z]$/.test(millesime)) throw new Error(`BDNB millésime "${millesime}" is not like ${BDNB_DEFAULT_MILLESIME} (--source)`);
+    const base = (sel.baseUrl ?? BDNB_BASE).replace(/\/$/, '');
+    return sel.departements.map((dep) => {
+      const relPath = bdnbArchivePath(millesime, dep);
+      return {
+        source: 'bdnb', key: dep, format: millesime, relPath, url: `${base}/${relPath}`, partitions: [{ code_departement: dep }],
+        // The run extracts batiment_groupe.csv next to the archive; the other tables are taken from the archive at import.
+        zipEntry: BDNB_TABLE_FILES.batiment_groupe,
+        localAlternatives: [`${relPath.replace(/\.zip$/, '')}/${BDNB_TABLE_FILES.batiment_groupe}`],
+      };
+    });
+  },
+
+  // One département per pass: its archive is large, and the centroid staging uses temp tables of its own.
+  batchKey: (part) => part.key,
+
+  async importFiles(ctx: ImportContext, items: ImportItem[]): Promise<ImportResult[]> {
+    const results: ImportResult[] = [];
+    for (const item of items) {
+      const dep = String(item.part.partitions[0].code_departement);
+      const millesime = item.part.format;
+      const work = ctx.lake.makeStagingDir();
+      try {
+        const files = await partTables(item, work);
+        const staged = await stageBdnb(ctx.conn, files);
+        for (const [table, cols] of Object.entries(staged.missingColumns)) ctx.log(`bdnb ${dep}: ${table} lacks ${cols.join(', ')} (left empty)`);
+        const anomalies = Object.fromEntries(Object.entries(staged.anomalies).filter(([, n]) => n > 0));
+        const columns = Object.keys(BDNB_SCHEMA).map((c) =>
+          c === 'millesime' ? `${lit(millesime)} AS millesime` : c === 'imported_at' ? `${lit(ctx.now.toISOString())}::TIMESTAMP AS imported_at` : c);
+        const record = await writeQueryPartition(ctx, {
+          source: 'bdnb', partition: { code_departement: dep }, item, rowsRead: staged.rowsRead, anomalies,
+          select: `SELECT ${columns.join(', ')} FROM bdnb_batiments`,
+        });
+        ctx.log(`bdnb ${dep} (${millesime}): ${record.rows_kept} building groups; ${Object.entries(anomalies).map(([k, n]) => `${k} ${n}`).join(', ') || 'no anomaly'}`);
+        // The millésime is the vintage that matters to users (meta/sources), not the archive's Last-Modified date.
+        results.push({ partitions: [{ ...record, vintage: millesime }], fileAnomalies: {} });
+      } finally {
+        fs.rmSync(work, { recursive: true, force: true });
+        await run(ctx.conn, 'DROP TABLE IF EXISTS bdnb_groupe_raw; DROP TABLE IF EXISTS bdnb_ffo_raw; DROP TABLE IF EXISTS bdnb_dvf_raw; DROP TABLE IF EXISTS bdnb_parcelles_raw; DROP TABLE IF EXISTS bdnb_groupe; DROP TABLE IF EXISTS bdnb_centroids; DROP TABLE IF EXISTS bdnb_batiments; DROP TABLE IF EXISTS bdnb_parcelles;');
+      }
+    }
+    return results;
+  },
+};
