@@ -6,6 +6,7 @@ import type { AppContext } from './context';
 import { DOCS_CSP, docsPageHtml } from './docs-page';
 import { ApiError, ERROR_STATUS, invalidParams } from './errors';
 import { errorSchema, mountEndpoint, toApiError, type AnyEndpoint } from './platform';
+import { BDNB_ENDPOINTS } from './routes/bdnb';
 import { FLIPS_ENDPOINTS } from './routes/flips';
 import { HEATMAP_ENDPOINTS } from './routes/heatmap';
 import { MARKET_ENDPOINTS } from './routes/market';
@@ -27,6 +28,7 @@ export const ENDPOINTS: AnyEndpoint[] = [
   ...PROPERTY_HISTORY_ENDPOINTS,
   ...VALUATION_ENDPOINTS,
   ...FLIPS_ENDPOINTS,
+  ...BDNB_ENDPOINTS,
   ...META_ENDPOINTS,
 ];
 
