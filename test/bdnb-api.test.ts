@@ -262,6 +262,15 @@ describe('GET /v1/bdnb/stats', () => {
   });
 });
 
+describe('GET /v1/meta/sources', () => {
+  it('lists the BDNB millésime, its départements and its buildings', async () => {
+    const r = await api.get('/v1/meta/sources', api.key());
+    expect(r.body.sources.find((x: { source: string }) => x.source === 'bdnb')).toMatchObject({
+      available: true, vintage: '2025-07-a', served_rows: groups.size, departements: ['23', '33', '69', '75'],
+    });
+  });
+});
+
 describeContract('GET /v1/transactions/:id/bdnb', get, {
   // the demo's first Paris sale (ids are deterministic), matched by parcel
   path: '/v1/transactions/201907500000001/bdnb',
