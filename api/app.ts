@@ -1,11 +1,11 @@
 // The HTTP application: the platform (request ids, errors, OpenAPI, docs) and the route modules mounted on it.
-import crypto from 'node:crypto';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
 import type { AppContext } from './context';
-import { DOCS_CSP, docsPageHtml } from './docs-page';
+import { mountDocs } from './docs-page';
 import { ApiError, ERROR_STATUS, invalidParams } from './errors';
-import { errorSchema, mountEndpoint, toApiError, type AnyEndpoint } from './platform';
+import { accessLog } from './log';
+import { errorSchema, mountEndpoint, requestIdOf, toApiError, type AnyEndpoint } from './platform';
 import { BDNB_ENDPOINTS } from './routes/bdnb';
 import { FLIPS_ENDPOINTS } from './routes/flips';
 import { HEATMAP_ENDPOINTS } from './routes/heatmap';
@@ -32,25 +32,26 @@ export const ENDPOINTS: AnyEndpoint[] = [
   ...META_ENDPOINTS,
 ];
 
-const REQUEST_ID_RE = /^[\w.:-]{1,128}$/;
-
 export function createApp(ctx: AppContext): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
 
-  // Echo the caller's X-Request-Id when it is a sane token, else make one; present on every response.
+  // One id per request (docs/decisions.md, Request ids): the caller's X-Request-Id when it is a sane token, else a new
+  // one; echoed on every response and used by the credit ledger, the logs and every error body.
   app.use((req: Request, res: Response, next: NextFunction) => {
-    const given = req.get('x-request-id');
-    res.set('X-Request-Id', given && REQUEST_ID_RE.test(given) ? given : crypto.randomUUID());
+    res.locals.requestId = requestIdOf(req.get('x-request-id'));
+    res.set('X-Request-Id', res.locals.requestId as string);
     next();
   });
+  app.use(accessLog(ctx.logger));
   app.use(express.json({ limit: '100kb' }));
 
-  // For load balancers: no key, no credits; 503 until a serving database is loaded.
-  app.get('/health', (_req: Request, res: Response) => {
-    const ready = ctx.db.file !== undefined;
-    res.status(ready ? 200 : 503).json({ status: ready ? 'ok' : 'no_data', serving_database: ctx.db.file ?? null });
+  // For load balancers: no key, no credits; 503 until a serving database is loaded. The file's name and vintage only:
+  // its absolute path would tell anyone the server's layout.
+  app.get('/health', async (_req: Request, res: Response) => {
+    const serving = (await ctx.db.describe()) ?? null;
+    res.status(serving ? 200 : 503).json({ status: serving ? 'ok' : 'no_data', serving_database: serving });
   });
 
   const registry = new OpenAPIRegistry();
@@ -77,9 +78,7 @@ export function createApp(ctx: AppContext): Express {
   app.get('/v1/openapi.json', (_req: Request, res: Response) => {
     res.json(document);
   });
-  app.get('/docs', (_req: Request, res: Response) => {
-    res.type('html').set('Content-Security-Policy', DOCS_CSP).send(docsPageHtml());
-  });
+  mountDocs(app);
 
   app.use((req: Request) => {
     throw new ApiError('not_found', `no route for ${req.method} ${req.path}`);
@@ -93,10 +92,11 @@ export function createApp(ctx: AppContext): Express {
     else if (e?.type && e.status && e.status < 500) apiError = invalidParams([{ param: 'body', issue: String((err as Error).message) }]);
     else {
       apiError = toApiError(err);
-      if (!(err instanceof ApiError)) ctx.log(`unhandled error: ${(err as Error)?.stack ?? String(err)}`);
+      // The access log writes its stack (a client's mistake above never gets one).
+      if (!(err instanceof ApiError) && apiError.status >= 500) res.err = err as Error;
     }
     for (const [name, value] of Object.entries(apiError.opts.headers ?? {})) res.set(name, value);
-    res.status(apiError.status).json(apiError.body);
+    res.status(apiError.status).json(apiError.bodyFor((res.locals.requestId as string | undefined) ?? requestIdOf(undefined)));
   });
   return app;
 }

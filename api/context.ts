@@ -6,6 +6,7 @@ import { ResponseCache } from './cache';
 import { systemClock, type Clock } from './clock';
 import { Credits } from './credits';
 import { ServingDb, type ServingDbOptions } from './db';
+import { createLogger, type Logger } from './log';
 import { RateLimiter } from './rate-limit';
 import { Store } from './store';
 
@@ -28,7 +29,8 @@ export interface AppContext {
   limits: Limits;
   /** Requests currently holding a database slot. */
   active: { queries: number };
-  log: (line: string) => void;
+  /** Structured logs (api/log.ts): LOG_LEVEL, LOG_FILE. */
+  logger: Logger;
 }
 
 export interface ContextOptions {
@@ -36,7 +38,8 @@ export interface ContextOptions {
   clock?: Clock;
   limits?: Partial<Limits>;
   db?: ServingDbOptions;
-  log?: (line: string) => void;
+  /** Default: createLogger() from LOG_LEVEL and LOG_FILE; tests pass a silent one. */
+  logger?: Logger;
 }
 
 export function createContext(opts: ContextOptions = {}): AppContext {
@@ -56,7 +59,7 @@ export function createContext(opts: ContextOptions = {}): AppContext {
       ...opts.limits,
     },
     active: { queries: 0 },
-    log: opts.log ?? ((line) => console.error(line)),
+    logger: opts.logger ?? createLogger(),
   };
 }
 

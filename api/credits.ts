@@ -1,4 +1,7 @@
-// Credit accounting per key: atomic charge with the lazy monthly reset, idempotent refunds, and the `_credits` field.
+// Credit accounting per key: atomic charge with the lazy monthly reset, charges that settle (pending → kept or
+// refunded, pending ones of a dead process refunded at start-up), idempotent refunds, and the `_credits` field.
+import os from 'node:os';
+import crypto from 'node:crypto';
 import type Database from 'better-sqlite3';
 import { systemClock, type Clock } from './clock';
 import { periodOf, PLANS, type PlanName } from './store';
@@ -9,6 +12,9 @@ export { RateLimiter, type RateDecision } from './rate-limit';
 export const LOW_BALANCE_NOTE_BELOW = 20;
 
 export type ChargeResult = { ok: true; used: number; remaining: number } | { ok: false; remaining: number };
+
+/** A charge taken before the work: settle it with keep() or refundCharge() once the answer is decided. */
+export type HoldResult = { ok: true; used: number; remaining: number; chargeId: number | undefined } | { ok: false; remaining: number };
 
 export interface RefundResult {
   /** Credits given back by this call: 0 when the request was already refunded or never charged. */
@@ -45,8 +51,9 @@ export function nextResetDate(d: Date): string {
   return new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1)).toISOString().slice(0, 10);
 }
 
-function assertCost(cost: number): void {
+function assertCost(cost: number): number {
   if (!Number.isSafeInteger(cost) || cost < 0) throw new RangeError(`cost must be a non-negative integer, got ${cost}`);
+  return cost;
 }
 
 /**
@@ -63,16 +70,27 @@ function assertCost(cost: number): void {
  * the file wait (busy_timeout) instead of reading a balance about to change. That is what makes "check then debit"
  * atomic; the `balance >= 0` CHECK constraints are a second guard.
  *
- * `requestId` must identify one request uniquely (a server-generated id): refunds are matched to charges by it.
+ * Charges settle (docs/decisions.md, Pending charges): hold() debits at once (so concurrent requests cannot overspend)
+ * and writes the charge 'pending' with its request id and this process's `owner` tag; keep() or refundCharge() settles
+ * it when the answer is decided. A process killed in between leaves 'pending' rows: refundAbandoned() at the next start
+ * gives them back, since their client never got an answer. The request id is the one the caller sees (X-Request-Id),
+ * which a client may reuse, so a refund names the ledger row of its charge, not the request id.
  */
 export class Credits {
+  /** Who takes the charges: host, pid and a random part (pids are reused, in containers always). */
+  readonly owner = ownerTag();
   private readonly selectKey: Database.Statement<[string], BalanceRow>;
   private readonly writeBalance: Database.Statement<[number, number, string, string]>;
   private readonly insertLedger: Database.Statement<[string, string, number, number, string, string | null]>;
-  private readonly chargedFor: Database.Statement<[string, string], { charged: number | null; fromTopup: number | null }>;
-  private readonly refundedFor: Database.Statement<[string, string], { n: number }>;
-  private readonly chargeTx: Database.Transaction<(keyId: string, cost: number, requestId: string) => ChargeResult>;
-  private readonly refundTx: Database.Transaction<(keyId: string, cost: number, requestId: string) => RefundResult>;
+  private readonly insertCharge: Database.Statement<[string, string, number, number, string, string, string | null]>;
+  private readonly insertRefund: Database.Statement<[string, string, number, number, string | null, number]>;
+  private readonly chargeRow: Database.Statement<[number], ChargeRow>;
+  private readonly lastUnrefunded: Database.Statement<[string, string], { id: number }>;
+  private readonly markSettled: Database.Statement<[string, number]>;
+  private readonly pendingOwners: Database.Statement<[], { owner: string }>;
+  private readonly pendingOf: Database.Statement<[string], { id: number }>;
+  private readonly holdTx: Database.Transaction<(keyId: string, cost: number, requestId: string, settled: Settled) => HoldResult>;
+  private readonly refundTx: Database.Transaction<(chargeId: number, cost: number) => RefundResult>;
 
   constructor(
     db: Database.Database,
@@ -83,31 +101,67 @@ export class Credits {
     this.insertLedger = db.prepare(
       'insert into credit_ledger (key_id, at, delta, topup_delta, reason, request_id) values (?, ?, ?, ?, ?, ?)',
     );
-    this.chargedFor = db.prepare(
-      `select -sum(delta) as charged, -sum(topup_delta) as fromTopup
-       from credit_ledger where key_id = ? and request_id = ? and reason = 'charge'`,
+    this.insertCharge = db.prepare(
+      `insert into credit_ledger (key_id, at, delta, topup_delta, reason, request_id, settled, owner) values (?, ?, ?, ?, 'charge', ?, ?, ?)`,
     );
-    this.refundedFor = db.prepare(
-      `select count(*) as n from credit_ledger where key_id = ? and request_id = ? and reason = 'refund'`,
+    this.insertRefund = db.prepare(
+      `insert into credit_ledger (key_id, at, delta, topup_delta, reason, request_id, charge_id) values (?, ?, ?, ?, 'refund', ?, ?)`,
     );
-    this.chargeTx = db.transaction((keyId: string, cost: number, requestId: string) => this.chargeInTx(keyId, cost, requestId));
-    this.refundTx = db.transaction((keyId: string, cost: number, requestId: string) => this.refundInTx(keyId, cost, requestId));
+    this.chargeRow = db.prepare(`select key_id as keyId, -delta as charged, -topup_delta as fromTopup, request_id as requestId, settled from credit_ledger where id = ? and reason = 'charge'`);
+    this.lastUnrefunded = db.prepare(
+      `select id from credit_ledger where key_id = ? and request_id = ? and reason = 'charge' and settled is not 'refunded' order by id desc limit 1`,
+    );
+    this.markSettled = db.prepare('update credit_ledger set settled = ? where id = ?');
+    this.pendingOwners = db.prepare(`select distinct owner from credit_ledger where settled = 'pending'`);
+    this.pendingOf = db.prepare(`select id from credit_ledger where settled = 'pending' and owner = ?`);
+    this.holdTx = db.transaction((keyId: string, cost: number, requestId: string, settled: Settled) => this.holdInTx(keyId, cost, requestId, settled));
+    this.refundTx = db.transaction((chargeId: number, cost: number) => this.refundInTx(chargeId, cost));
   }
 
-  /** Debits `cost` credits if the key has them all; otherwise debits nothing (HTTP 402, request not executed). */
+  /** Debits `cost` credits if the key has them all, settled at once; otherwise debits nothing (HTTP 402). */
   charge(keyId: string, cost: number, requestId: string): ChargeResult {
-    assertCost(cost);
-    return this.chargeTx.immediate(keyId, cost, requestId);
+    const r = this.holdTx.immediate(keyId, assertCost(cost), requestId, 'kept');
+    return r.ok ? { ok: true, used: r.used, remaining: r.remaining } : r;
+  }
+
+  /** Debits `cost` credits as a pending charge of this process; settle it with keep() or refundCharge(). */
+  hold(keyId: string, cost: number, requestId: string): HoldResult {
+    return this.holdTx.immediate(keyId, assertCost(cost), requestId, 'pending');
+  }
+
+  /** The answer was delivered: the pending charge is final. */
+  keep(chargeId: number | undefined): void {
+    if (chargeId !== undefined) this.markSettled.run('kept', chargeId);
+  }
+
+  /** Gives back what charge `chargeId` took (at most `cost`), once; the charge is settled as refunded. */
+  refundCharge(chargeId: number | undefined, cost = Number.MAX_SAFE_INTEGER): RefundResult | undefined {
+    return chargeId === undefined ? undefined : this.refundTx.immediate(chargeId, assertCost(cost));
   }
 
   /**
-   * Gives back what `requestId` was charged (at most `cost`), to the buckets it came from. A second refund of the same
-   * request gives nothing, so a retrying error path cannot mint credits. A refund after a monthly reset still returns
-   * the allotment part: the caller never loses credits to our failure, even across midnight on the 1st.
+   * Gives back what `requestId` was charged (at most `cost`), to the buckets it came from: its latest charge not yet
+   * refunded, so a second refund of the same request gives nothing and a retrying error path cannot mint credits. A
+   * refund after a monthly reset still returns the allotment part: the caller never loses credits to our failure,
+   * even across midnight on the 1st.
    */
   refund(keyId: string, cost: number, requestId: string): RefundResult {
     assertCost(cost);
-    return this.refundTx.immediate(keyId, cost, requestId);
+    const charge = this.lastUnrefunded.get(keyId, requestId);
+    return charge ? this.refundTx.immediate(charge.id, cost) : { refunded: 0, remaining: this.balance(keyId)?.remaining ?? 0 };
+  }
+
+  /**
+   * Refunds the pending charges of every process `isDead` says is gone (at start-up: their clients never got an
+   * answer). Returns how many charges were refunded.
+   */
+  refundAbandoned(isDead: (owner: string) => boolean = (o) => o !== this.owner && ownerIsDead(o)): number {
+    let n = 0;
+    for (const { owner } of this.pendingOwners.all()) {
+      if (!isDead(owner)) continue;
+      for (const { id } of this.pendingOf.all(owner)) n += this.refundTx.immediate(id, Number.MAX_SAFE_INTEGER).refunded > 0 ? 1 : 0;
+    }
+    return n;
   }
 
   /** The effective balance, as the next charge would see it; reading does not write the pending reset. */
@@ -151,34 +205,66 @@ export class Credits {
     return row;
   }
 
-  private chargeInTx(keyId: string, cost: number, requestId: string): ChargeResult {
+  private holdInTx(keyId: string, cost: number, requestId: string, settled: Settled): HoldResult {
     const now = this.clock.now();
     const at = now.toISOString();
     const row = this.current(keyId, at, periodOf(now));
     const total = row.balance + row.topup;
     if (cost > total) return { ok: false, remaining: total };
-    if (cost === 0) return { ok: true, used: 0, remaining: total };
+    if (cost === 0) return { ok: true, used: 0, remaining: total, chargeId: undefined };
     const fromMonthly = Math.min(cost, row.balance);
     const fromTopup = cost - fromMonthly;
     this.writeBalance.run(row.balance - fromMonthly, row.topup - fromTopup, row.period, keyId);
-    this.insertLedger.run(keyId, at, -cost, -fromTopup, 'charge', requestId);
-    return { ok: true, used: cost, remaining: total - cost };
+    const { lastInsertRowid } = this.insertCharge.run(keyId, at, -cost, -fromTopup, requestId, settled, settled === 'pending' ? this.owner : null);
+    return { ok: true, used: cost, remaining: total - cost, chargeId: Number(lastInsertRowid) };
   }
 
-  private refundInTx(keyId: string, cost: number, requestId: string): RefundResult {
+  private refundInTx(chargeId: number, cost: number): RefundResult {
+    const charge = this.chargeRow.get(chargeId);
+    if (!charge) throw new Error(`no charge has ledger id ${chargeId}`);
     const now = this.clock.now();
     const at = now.toISOString();
-    const row = this.current(keyId, at, periodOf(now));
+    const row = this.current(charge.keyId, at, periodOf(now));
     const total = row.balance + row.topup;
-    if (this.refundedFor.get(keyId, requestId)!.n > 0) return { refunded: 0, remaining: total };
-    const { charged, fromTopup } = this.chargedFor.get(keyId, requestId)!;
-    const amount = Math.min(cost, charged ?? 0);
-    if (amount <= 0) return { refunded: 0, remaining: total };
+    if (charge.settled === 'refunded') return { refunded: 0, remaining: total };
+    const amount = Math.min(cost, charge.charged);
     // Top-up credits were spent last, so a partial refund gives them back first.
-    const toTopup = Math.min(amount, fromTopup ?? 0);
+    const toTopup = Math.min(amount, charge.fromTopup);
     const toMonthly = amount - toTopup;
-    this.writeBalance.run(row.balance + toMonthly, row.topup + toTopup, row.period, keyId);
-    this.insertLedger.run(keyId, at, amount, toTopup, 'refund', requestId);
+    this.writeBalance.run(row.balance + toMonthly, row.topup + toTopup, row.period, charge.keyId);
+    this.insertRefund.run(charge.keyId, at, amount, toTopup, charge.requestId, chargeId);
+    this.markSettled.run('refunded', chargeId);
     return { refunded: amount, remaining: total + amount };
+  }
+}
+
+type Settled = 'pending' | 'kept';
+
+interface ChargeRow {
+  keyId: string;
+  charged: number;
+  fromTopup: number;
+  requestId: string | null;
+  settled: string | null;
+}
+
+function ownerTag(): string {
+  return `${os.hostname()}/${process.pid}/${crypto.randomBytes(4).toString('hex')}`;
+}
+
+/**
+ * Whether the process that wrote `owner` is gone: on this host, its pid is ours (a restarted container reuses pids) or
+ * no longer exists. Charges of other hosts are left alone: only their own restart can tell.
+ */
+export function ownerIsDead(owner: string): boolean {
+  const [host, pidText] = owner.split('/');
+  const pid = Number(pidText);
+  if (host !== os.hostname() || !Number.isSafeInteger(pid)) return false;
+  if (pid === process.pid) return true;
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'ESRCH';
   }
 }

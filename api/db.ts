@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { dataDir, paths } from '../lib/config';
-import { all, DuckDBInstance, lit, run, type DuckDBConnection, type Params } from '../lib/duck';
+import { all, DuckDBInstance, run, type DuckDBConnection, type Params } from '../lib/duck';
 import { currentServingFile } from '../lib/serving';
 
 export class QueryTimeoutError extends Error {
@@ -26,6 +26,7 @@ interface Generation {
   waiters: Array<(c: DuckDBConnection) => void>;
   inFlight: number;
   retired: boolean;
+  vintage?: Promise<string | null>;
 }
 
 export interface ServingDbOptions {
@@ -66,6 +67,20 @@ export class ServingDb {
 
   get file(): string | undefined {
     return this.gen?.file;
+  }
+
+  /**
+   * What may be shown of the served data without a key (GET /health): the file's name, never its path, and the
+   * vintage of its sales (latest DVF publication date in the manifest snapshot), read once per file.
+   */
+  async describe(): Promise<{ name: string; vintage: string | null } | undefined> {
+    const g = this.gen;
+    if (!g) return undefined;
+    g.vintage ??= this.query<{ vintage: string | null }>(
+      `select max(p.value->>'vintage') as vintage
+       from meta_manifest, json_each(manifest::JSON, '$.sources.dvf.partitions') as p`,
+    ).then(([r]) => r?.vintage ?? null, () => null);
+    return { name: path.basename(g.file), vintage: await g.vintage };
   }
 
   /** Opens the current serving file (if any) and starts watching for new builds. */
@@ -113,6 +128,9 @@ export class ServingDb {
   }
 
   private async openGeneration(file: string): Promise<Generation> {
+    // A published serving file is never written again, so a WAL beside it can only be junk (DuckDB lets a connection
+    // write its own database's WAL path even when locked down, see below): never let it be replayed.
+    fs.rmSync(`${file}.wal`, { force: true });
     const instance = await DuckDBInstance.create(file, {
       access_mode: 'READ_ONLY',
       threads: String(this.opts.threads),
@@ -121,9 +139,10 @@ export class ServingDb {
       autoload_known_extensions: 'false',
     });
     const idle: DuckDBConnection[] = [await instance.connect()];
-    // No request can make DuckDB read or write another file, load an extension, or change these settings afterwards
-    // (instance-wide; set in this order because external access cannot be re-enabled once off).
-    await run(idle[0], `SET allowed_directories = [${lit(path.dirname(file))}]`);
+    // No request can make DuckDB read or write any file but its own database, attach another database, load or install
+    // an extension, or change a setting afterwards (docs/decisions.md, DuckDB lockdown). No allowed_directories: with
+    // external access off, DuckDB only admits the database file itself, its WAL names and its spill folder
+    // (`<file>.tmp`), which it adds on its own. Instance-wide; lock_configuration last, it freezes everything.
     await run(idle[0], 'SET enable_external_access = false');
     await run(idle[0], 'SET lock_configuration = true');
     for (let i = 1; i < this.opts.poolSize; i++) idle.push(await instance.connect());

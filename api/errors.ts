@@ -42,6 +42,11 @@ export class ApiError extends Error {
   get body(): { error: { code: ErrorCode; message: string; details?: ParamIssue[] } } {
     return { error: { code: this.code, message: this.message, ...(this.opts.details ? { details: this.opts.details } : {}) } };
   }
+
+  /** The error body as sent: with the request's id, so a caller can quote it and we can find it in the logs and ledger. */
+  bodyFor(requestId: string): { error: { code: ErrorCode; message: string; details?: ParamIssue[]; request_id: string } } {
+    return { error: { ...this.body.error, request_id: requestId } };
+  }
 }
 
 /** invalid_params naming each offending parameter. */

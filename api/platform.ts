@@ -1,9 +1,12 @@
 // What every endpoint shares, in one place: key check, rate limit, validation, response cache, the at-capacity gate,
-// credits charged once before the work and refunded when the service fails, `_credits`, `query_time_ms`, and the
-// OpenAPI entry generated from the same zod schemas that validate the request.
+// an optional pre-check that refuses without charging, credits charged once before the work and settled (kept, or
+// refunded when the service fails or the endpoint's refund rule says so), `_credits`, `query_time_ms`, and the OpenAPI
+// entry generated from the same zod schemas that validate the request. callEndpoint() is that path without any
+// transport: Express (mountEndpoint) is a thin adapter over it, and the MCP server and internal jobs call it directly.
 import crypto from 'node:crypto';
 import type { Express, Request, Response } from 'express';
 import type { OpenAPIRegistry, RouteConfig } from '@asteasolutions/zod-to-openapi';
+import type { HoldResult } from './credits';
 import type { KeyRecord } from './store';
 import { PLANS } from './store';
 import { round2, z } from './params';
@@ -41,16 +44,20 @@ export interface EndpointSpec<Q extends AnyObject | undefined, P extends AnyObje
   body?: B;
   /** The response body without the fields the platform adds (_credits, query_time_ms, cache). */
   response: R;
-  /** Credits of one call; a function when the cost depends on the input. */
+  /** Credits of one call; a function when the cost depends on the input (e.g. a portfolio's size). */
   credits: number | ((input: EndpointInput<Q, P, B>) => number);
   /** Checks and resolution that need no database (defaults, location), run before any charge. Its result is the
    * handler's input and the cache key, so it must be plain data. */
   prepare: (input: EndpointInput<Q, P, B>, call: Call) => Prep;
+  /** Checks that need the database and refuse WITHOUT charging by throwing an ApiError (ownership → 404 not_found,
+   * the active-alerts cap → 409): run after the capacity gate, before the charge, on cache hits too. */
+  precheck?: (prepared: Prep, call: Call) => Promise<void>;
   handler: (prepared: Prep, call: Call) => Promise<z.input<R>>;
   /** Cached endpoints: lifetime of an entry, and the `cache` field on responses. */
   cacheTtlSeconds?: number;
-  /** Direct :id lookups give the credits back on 404 (specification, Errors). */
-  refundOnNotFound?: boolean;
+  /** Error codes the handler may throw after the charge that give the credits back (direct :id lookups: not_found,
+   * specification, Errors). Server errors (5xx) are always refunded. */
+  refundOn?: ErrorCode[];
   /** False for endpoints that never query the serving database (they skip the at-capacity gate). */
   usesDatabase?: boolean;
   /** Whether the response carries _credits and query_time_ms (analytic responses); default true. */
@@ -88,6 +95,9 @@ export const errorSchema = z
       code: z.string().openapi({ description: 'A stable machine-readable code.' }),
       message: z.string(),
       details: z.array(z.object({ param: z.string(), issue: z.string() })).optional().openapi({ description: 'invalid_params only: the offending parameters.' }),
+      request_id: z.string().openapi({
+        description: 'The request id: the X-Request-Id the client sent when well-formed (1–128 of A–Z a–z 0–9 _ . : -), else one the server made. Echoed in the X-Request-Id header; quote it when reporting a problem.',
+      }),
     }),
   })
   .openapi('Error');
@@ -95,23 +105,33 @@ export const errorSchema = z
 const COMMON_ERRORS: ErrorCode[] = ['invalid_params', 'missing_bearer_token', 'unknown_key', 'inactive_key', 'insufficient_credits', 'rate_limited', 'at_capacity', 'service_unavailable', 'query_failed'];
 
 const KEY_HEADER_RE = /^Bearer\s+(\S+)\s*$/i;
+const REQUEST_ID_RE = /^[\w.:-]{1,128}$/;
 
-/** 401 unless the request carries an active key (X-API-Key, or Authorization: Bearer). */
-export function authenticate(ctx: AppContext, req: Request): KeyRecord {
-  const header = req.get('x-api-key')?.trim() || KEY_HEADER_RE.exec(req.get('authorization') ?? '')?.[1];
-  if (!header) throw new ApiError('missing_bearer_token', 'send your API key in the X-API-Key header (or Authorization: Bearer <key>)');
-  const key = ctx.store.findByKey(header);
+/** The one id of a request: the client's X-Request-Id when it is a sane token, else a new one (ledger, logs, errors). */
+export function requestIdOf(given: string | undefined): string {
+  return given && REQUEST_ID_RE.test(given) ? given : crypto.randomUUID();
+}
+
+/** The credential an HTTP request carries: X-API-Key, or Authorization: Bearer <key>. */
+export function credentialOf(req: Request): string | undefined {
+  return req.get('x-api-key')?.trim() || KEY_HEADER_RE.exec(req.get('authorization') ?? '')?.[1];
+}
+
+/** 401 unless the credential is an active key. */
+export function authenticate(ctx: AppContext, credential: string | undefined): KeyRecord {
+  if (!credential) throw new ApiError('missing_bearer_token', 'send your API key in the X-API-Key header (or Authorization: Bearer <key>)');
+  const key = ctx.store.findByKey(credential);
   if (!key) throw new ApiError('unknown_key', 'this API key does not exist');
   if (!key.isActive) throw new ApiError('inactive_key', 'this API key has been revoked');
   return key;
 }
 
-/** Applies the key's sliding-window limit and sets the X-RateLimit-* headers. */
-export function rateLimit(ctx: AppContext, key: KeyRecord, res: Response): void {
+/** Applies the key's sliding-window limit; writes the X-RateLimit-* headers into `headers`, throws 429 past it. */
+export function rateLimit(ctx: AppContext, key: KeyRecord, headers: Record<string, string>): void {
   const limit = ctx.limits.rateLimitPerMinute ?? PLANS[key.plan].rpm;
   const d = ctx.rateLimiter.hit(key.id, limit);
-  res.set('X-RateLimit-Limit', String(d.limit));
-  res.set('X-RateLimit-Remaining', String(d.remaining));
+  headers['X-RateLimit-Limit'] = String(d.limit);
+  headers['X-RateLimit-Remaining'] = String(d.remaining);
   if (!d.allowed) {
     throw new ApiError('rate_limited', `rate limit of ${d.limit} requests per minute reached; retry in ${d.retryAfterSeconds} s`, {
       headers: { 'Retry-After': String(d.retryAfterSeconds) },
@@ -134,25 +154,55 @@ export function toApiError(e: unknown): ApiError {
   return new ApiError('query_failed', 'unexpected error while answering this request');
 }
 
-export function mountEndpoint<Q extends AnyObject | undefined, P extends AnyObject | undefined, B extends z.ZodType | undefined, Prep, R extends AnyObject>(
-  app: Express,
-  registry: OpenAPIRegistry,
+export interface CallRequest {
+  /** The raw credential (authenticated here), or the record of a key an internal job already holds (trusted). */
+  key: string | KeyRecord | undefined;
+  /** Raw input, validated by the endpoint's zod schemas: query-string values, path parameters, the JSON body. */
+  input?: { query?: unknown; params?: unknown; body?: unknown };
+  /** From requestIdOf(): recorded with the charge, returned in error bodies. */
+  requestId: string;
+}
+
+export interface CallResult {
+  status: number;
+  /** The response body, or the error body {error: {code, message, details?, request_id}}. */
+  body: Record<string, unknown>;
+  /** X-RateLimit-*, Retry-After: a transport that has headers sends them. */
+  headers: Record<string, string>;
+  /** Set when the answer is an error; `cause` is what was thrown: a transport logs its stack when it is a 5xx that
+   * is not an ApiError (an unforeseen failure), and nothing more for the rest. */
+  error?: ApiError;
+  cause?: unknown;
+  /** The caller's key id once authenticated (logs: never the key itself). */
+  keyId?: string;
+  /** Credits the call finally cost (0 when refused or refunded). */
+  creditsUsed: number;
+}
+
+/**
+ * One call of an endpoint, whatever the transport: authenticate → rate limit → validate → prepare → cache →
+ * capacity → pre-check → charge (pending) → handler → settle (keep, or refund on 5xx and the endpoint's refundOn
+ * codes). Never throws: errors come back as an ApiError and its body.
+ */
+export async function callEndpoint<Q extends AnyObject | undefined, P extends AnyObject | undefined, B extends z.ZodType | undefined, Prep, R extends AnyObject>(
   ctx: AppContext,
   spec: EndpointSpec<Q, P, B, Prep, R>,
-): void {
-  const analytic = spec.analytic ?? true;
-  const usesDatabase = spec.usesDatabase ?? true;
-
-  app[spec.method](spec.path, async (req: Request, res: Response) => {
-    const started = performance.now();
-    const key = authenticate(ctx, req);
-    rateLimit(ctx, key, res);
+  req: CallRequest,
+): Promise<CallResult> {
+  const started = performance.now();
+  const headers: Record<string, string> = {};
+  let key: KeyRecord | undefined;
+  let charge: Extract<HoldResult, { ok: true }> | undefined;
+  let holdsSlot = false;
+  try {
+    key = typeof req.key === 'object' ? req.key : authenticate(ctx, req.key);
+    rateLimit(ctx, key, headers);
     const input = {
-      query: parse(spec.query, req.query, 'query'),
-      params: parse(spec.params, req.params, 'path'),
-      body: parse(spec.body, req.body, 'body'),
+      query: parse(spec.query, req.input?.query, 'query'),
+      params: parse(spec.params, req.input?.params, 'path'),
+      body: parse(spec.body, req.input?.body, 'body'),
     } as EndpointInput<Q, P, B>;
-    const call: Call = { ctx, key, now: ctx.clock.now(), requestId: crypto.randomUUID() };
+    const call: Call = { ctx, key, now: ctx.clock.now(), requestId: req.requestId };
     const prepared = spec.prepare(input, call);
     const cost = typeof spec.credits === 'function' ? spec.credits(input) : spec.credits;
 
@@ -160,9 +210,7 @@ export function mountEndpoint<Q extends AnyObject | undefined, P extends AnyObje
     // The serving file is part of the key: a new import makes every older entry unreachable.
     const ck = ttl ? cacheKey([spec.method, spec.path, ctx.db.file, prepared]) : undefined;
     const hit = ck ? ctx.cache.get(ck) : undefined;
-
-    let holdsSlot = false;
-    if (!hit && usesDatabase) {
+    if (!hit && (spec.usesDatabase ?? true)) {
       if (ctx.active.queries >= ctx.limits.maxConcurrentQueries) {
         throw new ApiError('at_capacity', `the service is answering ${ctx.limits.maxConcurrentQueries} database requests; retry in 2 s`, {
           headers: { 'Retry-After': '2' },
@@ -171,42 +219,61 @@ export function mountEndpoint<Q extends AnyObject | undefined, P extends AnyObje
       ctx.active.queries++;
       holdsSlot = true;
     }
+    if (spec.precheck) await spec.precheck(prepared, call);
+
+    const held = ctx.credits.hold(key.id, cost, req.requestId);
+    if (!held.ok) throw new ApiError('insufficient_credits', `this call costs ${cost} credits and the key has ${held.remaining} left`);
+    charge = held;
     let body: Record<string, unknown>;
-    let charged: { used: number; remaining: number };
-    try {
-      const c = ctx.credits.charge(key.id, cost, call.requestId);
-      if (!c.ok) {
-        throw new ApiError('insufficient_credits', `this call costs ${cost} credits and the key has ${c.remaining} left`);
-      }
-      charged = c;
-      if (hit) {
-        body = hit.value as Record<string, unknown>;
-      } else {
-        try {
-          body = (await spec.handler(prepared, call)) as Record<string, unknown>;
-        } catch (e) {
-          const err = toApiError(e);
-          if (err.status >= 500 || (err.code === 'not_found' && spec.refundOnNotFound)) {
-            charged = { used: 0, remaining: ctx.credits.refund(key.id, cost, call.requestId).remaining };
-          }
-          if (!(e instanceof ApiError)) ctx.log(`[${call.requestId}] ${spec.method.toUpperCase()} ${spec.path} failed: ${(e as Error)?.stack ?? String(e)}`);
-          throw err;
-        }
-        if (ck && ttl) ctx.cache.set(ck, body, ttl);
-      }
-    } finally {
-      if (holdsSlot) ctx.active.queries--;
+    if (hit) {
+      body = hit.value as Record<string, unknown>;
+    } else {
+      body = (await spec.handler(prepared, call)) as Record<string, unknown>;
+      if (ck && ttl) ctx.cache.set(ck, body, ttl);
     }
+    // The answer is decided: the charge is final (docs/decisions.md, Pending charges).
+    ctx.credits.keep(charge.chargeId);
     const out: Record<string, unknown> = { ...body };
     if (ttl) out.cache = hit ? { hit: true, ttl_seconds: hit.ttlSeconds } : { hit: false, ttl_seconds: ttl };
-    if (analytic) {
-      out._credits = ctx.credits.creditsField(charged.used, charged.remaining);
+    if (spec.analytic ?? true) {
+      out._credits = ctx.credits.creditsField(charge.used, charge.remaining);
       out.query_time_ms = round2(performance.now() - started);
     }
-    res.status(spec.status ?? 200).json(out);
+    return { status: spec.status ?? 200, body: out, headers, keyId: key.id, creditsUsed: charge.used };
+  } catch (e) {
+    const error = toApiError(e);
+    let creditsUsed = 0;
+    if (charge) {
+      if (error.status >= 500 || spec.refundOn?.includes(error.code)) ctx.credits.refundCharge(charge.chargeId);
+      else {
+        ctx.credits.keep(charge.chargeId);
+        creditsUsed = charge.used;
+      }
+    }
+    return { status: error.status, body: error.bodyFor(req.requestId), headers: { ...headers, ...error.opts.headers }, error, cause: e, keyId: key?.id, creditsUsed };
+  } finally {
+    if (holdsSlot) ctx.active.queries--;
+  }
+}
+
+/** The HTTP adapter: one Express route per endpoint, over callEndpoint(). */
+export function mountEndpoint<Q extends AnyObject | undefined, P extends AnyObject | undefined, B extends z.ZodType | undefined, Prep, R extends AnyObject>(
+  app: Express,
+  registry: OpenAPIRegistry,
+  ctx: AppContext,
+  spec: EndpointSpec<Q, P, B, Prep, R>,
+): void {
+  app[spec.method](spec.path, async (req: Request, res: Response) => {
+    const requestId = (res.locals.requestId as string | undefined) ?? requestIdOf(req.get('x-request-id'));
+    const r = await callEndpoint(ctx, spec, { key: credentialOf(req), input: { query: req.query, params: req.params, body: req.body }, requestId });
+    // For the access log (api/log.ts): the key's id and credits, and the stack of an unforeseen server error.
+    res.locals.keyId = r.keyId;
+    res.locals.creditsUsed = r.creditsUsed;
+    if (r.status >= 500 && r.cause !== undefined && !(r.cause instanceof ApiError)) res.err = r.cause as Error;
+    res.set(r.headers).status(r.status).json(r.body);
   });
 
-  registerOpenApi(registry, spec, analytic);
+  registerOpenApi(registry, spec, spec.analytic ?? true);
 }
 
 function registerOpenApi(registry: OpenAPIRegistry, spec: AnyEndpoint, analytic: boolean): void {

@@ -5,6 +5,9 @@ import { closeContext, createContext, type AppContext } from './context';
 
 export async function startServer(port = Number(process.env.PORT ?? 3000)): Promise<{ server: Server; ctx: AppContext }> {
   const ctx = createContext();
+  // Charges a killed process left pending were never answered: give them back before serving (docs/decisions.md).
+  const refunded = ctx.credits.refundAbandoned();
+  if (refunded) ctx.logger.warn({ refunded }, `refunded ${refunded} charge${refunded > 1 ? 's' : ''} left pending by a process that stopped without answering`);
   await ctx.db.start();
   const app = createApp(ctx);
   const server = await new Promise<Server>((resolve) => {

@@ -110,11 +110,11 @@ describe('OpenAPI document and errors', () => {
   it('renders unknown paths and malformed JSON in the error body', async () => {
     const missing = await api.get('/v1/nothing-here', api.key());
     expect(missing.status).toBe(404);
-    expect(missing.body).toEqual({ error: { code: 'not_found', message: 'no route for GET /v1/nothing-here' } });
+    expect(missing.body).toEqual({ error: { code: 'not_found', message: 'no route for GET /v1/nothing-here', request_id: missing.headers.get('x-request-id') } });
     expect(missing.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
-    const res = await fetch(`${api.url}/v1/transactions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a": ' });
+    const res = await fetch(`${api.url}/v1/transactions`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-request-id': 'bad-json-1' }, body: '{"a": ' });
     expect(res.status).toBe(400);
-    expect(await res.json()).toEqual({ error: { code: 'invalid_params', message: expect.any(String), details: [{ param: 'body', issue: 'malformed JSON' }] } });
+    expect(await res.json()).toEqual({ error: { code: 'invalid_params', message: expect.any(String), details: [{ param: 'body', issue: 'malformed JSON' }], request_id: 'bad-json-1' } });
   });
 });
 

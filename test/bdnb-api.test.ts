@@ -5,8 +5,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { paths } from '../lib/config';
-import { balanceOf, buildDemoData, startTestApi, type TestApi } from './helpers/api';
+import { balanceOf, startTestApi, type TestApi } from './helpers/api';
 import { describeContract } from './helpers/contract';
+import { testData } from './helpers/data';
 import { queryParquet, splitCsv } from './helpers/samples';
 import { mean, median, r2 } from './helpers/stats';
 
@@ -37,7 +38,7 @@ function haversine(lat1: number, lon1: number, lat2: number, lon2: number): numb
 }
 
 beforeAll(async () => {
-  const dataRoot = await buildDemoData();
+  const dataRoot = await testData('demo');
   api = await startTestApi({ dataRoot, now: '2026-01-15T12:00:00Z' });
   // The demo's BDNB files, read here (positions from the bdnb_batiments mart: the centroid has its own tests).
   const root = path.join(paths.demoSource(dataRoot), 'bdnb_millesime_2025-07-a');

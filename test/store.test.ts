@@ -106,7 +106,7 @@ describe('Store: keys', () => {
     const { key } = first.store.createKey({ plan: 'Enterprise' });
     first.store.close();
     const again = open(first.file);
-    expect(again.store.db.pragma('user_version', { simple: true })).toBe(1);
+    expect(again.store.db.pragma('user_version', { simple: true })).toBe(2);
     expect(again.store.db.pragma('journal_mode', { simple: true })).toBe('wal');
     expect(again.store.findByKey(key)!.balance).toBe(PLANS.Enterprise.monthly);
   });

@@ -36,7 +36,7 @@ export const transactionBdnb = defineEndpoint({
   }),
   response: z.object({ building: buildingSchema, transaction_id: z.string() }),
   credits: 2,
-  refundOnNotFound: true,
+  refundOn: ['not_found'],
   errors: ['not_found'],
   prepare: ({ params }) => ({ id: Number(params.id) }),
   async handler({ id }, { ctx }) {

@@ -151,7 +151,7 @@ export const getTransaction = defineEndpoint({
   params: idParams,
   response: z.object({ transaction: transactionSchema }),
   credits: 2,
-  refundOnNotFound: true,
+  refundOn: ['not_found'],
   errors: ['not_found'],
   prepare: ({ params }) => ({ id: Number(params.id) }),
   async handler({ id }, { ctx }) {
