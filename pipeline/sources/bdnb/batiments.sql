@@ -1,10 +1,17 @@
 -- The staged tables (temp tables bdnb_*_raw) → bdnb_batiments, one row per building group with its WGS84 point,
 -- and bdnb_parcelles, the group ↔ parcel relation. Needs the macros of lib/lambert93.ts.
 CREATE OR REPLACE TEMP TABLE bdnb_groupe AS
-SELECT * FROM bdnb_groupe_raw
-WHERE batiment_groupe_id IS NOT NULL
--- a repeated id keeps its row with a geometry
-QUALIFY row_number() OVER (PARTITION BY batiment_groupe_id ORDER BY geom_groupe IS NULL, s_geom_groupe IS NULL) = 1;
+-- A repeated id keeps a row with a geometry (and an area). Ids repeat rarely: only they go through the window, the
+-- other rows (and their long WKT strings) pass straight through.
+WITH dup AS (
+    SELECT batiment_groupe_id FROM bdnb_groupe_raw WHERE batiment_groupe_id IS NOT NULL GROUP BY ALL HAVING count(*) > 1
+)
+SELECT * FROM bdnb_groupe_raw g ANTI JOIN dup USING (batiment_groupe_id) WHERE g.batiment_groupe_id IS NOT NULL
+UNION ALL
+SELECT * FROM (
+    SELECT g.* FROM bdnb_groupe_raw g SEMI JOIN dup USING (batiment_groupe_id)
+    QUALIFY row_number() OVER (PARTITION BY batiment_groupe_id ORDER BY geom_groupe IS NULL, s_geom_groupe IS NULL) = 1
+);
 
 CREATE OR REPLACE TEMP VIEW bdnb_geom AS SELECT batiment_groupe_id, geom_groupe FROM bdnb_groupe WHERE geom_groupe IS NOT NULL;
 
@@ -18,18 +25,19 @@ GROUP BY ALL;
 
 CREATE OR REPLACE TEMP TABLE bdnb_batiments AS
 WITH ffo AS (
-    SELECT * FROM bdnb_ffo_raw WHERE batiment_groupe_id IS NOT NULL
-    QUALIFY row_number() OVER (PARTITION BY batiment_groupe_id ORDER BY annee_construction IS NULL) = 1
+    SELECT unnest(arg_max(f, f.annee_construction IS NOT NULL)) FROM bdnb_ffo_raw f
+    WHERE batiment_groupe_id IS NOT NULL GROUP BY batiment_groupe_id
 ),
 dvf AS (
-    SELECT * FROM bdnb_dvf_raw WHERE batiment_groupe_id IS NOT NULL
-    QUALIFY row_number() OVER (PARTITION BY batiment_groupe_id ORDER BY nb_mutation DESC NULLS LAST) = 1
+    SELECT unnest(arg_max(d, coalesce(d.nb_mutation, -1))) FROM bdnb_dvf_raw d
+    WHERE batiment_groupe_id IS NOT NULL GROUP BY batiment_groupe_id
 ),
 -- The group's parcels as comma-separated lists (parcel ids never hold a comma): the lake keeps one row per group.
 parcels AS (
     SELECT batiment_groupe_id,
-        string_agg(parcelle_id, ',' ORDER BY parcelle_id) FILTER (WHERE parcelle_principale) AS parcelles_principales,
-        string_agg(parcelle_id, ',' ORDER BY parcelle_id) FILTER (WHERE NOT parcelle_principale) AS parcelles_secondaires
+        -- sorted after aggregation: an ordered string_agg sorts inside every group, many times slower
+        nullif(array_to_string(list_sort(list(parcelle_id) FILTER (WHERE parcelle_principale)), ','), '') AS parcelles_principales,
+        nullif(array_to_string(list_sort(list(parcelle_id) FILTER (WHERE NOT parcelle_principale)), ','), '') AS parcelles_secondaires
     FROM bdnb_parcelles
     GROUP BY batiment_groupe_id
 ),

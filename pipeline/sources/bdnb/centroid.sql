@@ -12,14 +12,16 @@
 -- Plain string functions (several times faster than regular expressions here); spaces next to commas and
 -- parentheses are tolerated, an EWKT `SRID=…;` prefix and Z/M coordinates too (dropped).
 CREATE OR REPLACE TEMP TABLE bdnb_rings AS
-WITH body AS (
+WITH stripped AS (
+    SELECT batiment_groupe_id, rtrim(ltrim(substr(geom_groupe, strpos(geom_groupe, '(')), '( '), ') ') AS b FROM bdnb_geom
+),
+body AS (
+    -- GDAL and PostGIS write no space next to a parenthesis inside the WKT: normalise only the rows that have one
+    -- (spaces after commas are trimmed point by point below)
     SELECT batiment_groupe_id,
-        rtrim(ltrim(substr(g, strpos(g, '(')), '('), ')') AS b
-    FROM (
-        SELECT batiment_groupe_id,
-            replace(replace(replace(replace(replace(geom_groupe, ', ', ','), ' ,', ','), '( ', '('), ' )', ')'), ') ,', '),') AS g
-        FROM bdnb_geom
-    )
+        CASE WHEN strpos(b, ' (') + strpos(b, '( ') + strpos(b, ' )') + strpos(b, ') ') > 0
+             THEN regexp_replace(b, '\s*([()])\s*', '\1', 'g') ELSE b END AS b
+    FROM stripped
 ),
 polygons AS (
     SELECT batiment_groupe_id, b, unnest(string_split(b, ')),((')) AS poly FROM body
