@@ -20,7 +20,8 @@ bat as (
     select batiment_groupe_id, latitude, longitude, s_geom_groupe from {{ ref('bdnb_batiments') }}
 ),
 
-by_parcel as (
+-- computed once, read twice below (the matches, and the sales left for the distance search)
+by_parcel as materialized (
     select s.id, r.batiment_groupe_id
     from sales s
     join {{ ref('stg_bdnb_parcelles') }} r on r.parcelle_id = s.id_parcelle
