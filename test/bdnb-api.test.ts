@@ -24,6 +24,8 @@ const groups = new Map<string, Group>();
 const rel = new Map<string, Array<[string, boolean]>>();
 /** Sale id → [group id, method], computed here. */
 const match = new Map<number, [string, 'parcelle' | 'distance']>();
+/** Distance (m) of the distance matches, computed here. */
+const distances: number[] = [];
 
 function readCsv(file: string): Array<Record<string, string>> {
   const [head, ...lines] = fs.readFileSync(file, 'utf8').trim().split('\n');
@@ -83,7 +85,10 @@ beforeAll(async () => {
       const d = haversine(s.lat, s.lon, g.lat, g.lon);
       if (d <= 200 && (!best || d < best[1])) best = [g.id, d];
     }
-    if (best) match.set(s.id, [best[0], 'distance']);
+    if (best) {
+      match.set(s.id, [best[0], 'distance']);
+      distances.push(best[1]);
+    }
   }
 }, 300_000);
 afterAll(() => api?.close());
@@ -103,6 +108,9 @@ describe('DVF × BDNB matching', () => {
     expect(byParcel).toBeGreaterThan(0.8);
     expect(byDistance).toBeGreaterThan(0.05);
     expect(sales.length - match.size).toBeGreaterThan(10);
+    // both grids of the mart's distance search are exercised: matches within 50 m and beyond
+    expect(distances.filter((d) => d <= 50).length).toBeGreaterThan(100);
+    expect(distances.filter((d) => d > 50).length).toBeGreaterThan(100);
     expect((sales.length - match.size) / sales.length).toBeLessThan(0.01);
   });
 });
