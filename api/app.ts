@@ -7,6 +7,7 @@ import { ApiError, ERROR_STATUS, invalidParams } from './errors';
 import { accessLog } from './log';
 import { z } from './params';
 import { errorSchema, mountEndpoint, operationIdOf, requestIdOf, toApiError, type AnyEndpoint } from './platform';
+import { DPE_ENDPOINTS } from './routes/dpe';
 import { BDNB_ENDPOINTS } from './routes/bdnb';
 import { FLIPS_ENDPOINTS } from './routes/flips';
 import { HEATMAP_ENDPOINTS } from './routes/heatmap';
@@ -29,6 +30,7 @@ export const ENDPOINTS: AnyEndpoint[] = [
   ...PROPERTY_HISTORY_ENDPOINTS,
   ...VALUATION_ENDPOINTS,
   ...FLIPS_ENDPOINTS,
+  ...DPE_ENDPOINTS,
   ...BDNB_ENDPOINTS,
   ...META_ENDPOINTS,
 ];

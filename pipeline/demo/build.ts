@@ -1,5 +1,6 @@
-// Builds the offline demo: generated files in the real geo-DVF, Filosofi, ANIL and BDNB formats, imported by the same
+// Builds the offline demo: generated files in the real geo-DVF, Filosofi, ANIL, DPE and BDNB formats, imported by the same
 // pipeline code as the real data, then the marts and the serving database.
+import { join } from 'node:path';
 import { dataDir, paths } from '../../lib/config';
 import { afterImport } from '../../marts/after-import';
 import { runSource } from '../run';
@@ -27,6 +28,10 @@ export async function buildDemo(opts: { dataRoot?: string; log?: (m: string) => 
     if (bad.length) throw new Error(`demo ${name} import failed: ${bad.map((o) => `${o.part.key}: ${o.error}`).join('; ')}`);
   }
   log(`Income and rent files: ${income.files.join(', ')}`);
+  const dpe = await runSource({ source: 'dpe', fromDir: join(source, 'dpe'), annees: [], departements: DEMO_DEPARTEMENTS, dataRoot: root });
+  const dpeFailed = dpe.filter((o) => o.status === 'failed');
+  if (dpeFailed.length) throw new Error(`demo dpe import failed: ${dpeFailed.map((o) => `${o.part.key}: ${o.error}`).join('; ')}`);
+  log(`Energy diagnostics: ${dpe.reduce((a, o) => a + o.rowsKept, 0)} in ${dpe.length} départements`);
   const bdnb = await generateBdnb(source, source, { years: DEMO_YEARS });
   const built = await runSource({ source: 'bdnb', fromDir: source, annees: [], departements: DEMO_DEPARTEMENTS, dataRoot: root });
   if (built.some((o) => o.status === 'failed')) throw new Error(`demo bdnb import failed: ${built.map((o) => o.error).filter(Boolean).join('; ')}`);
