@@ -11,6 +11,7 @@ import { errorSchema, mountEndpoint, operationIdOf, requestIdOf, toApiError, typ
 import { ACCOUNT_ENDPOINTS, mountDashboard, recordRequests } from './routes/account';
 import { BUSINESSES_ENDPOINTS } from './routes/businesses';
 import { DPE_ENDPOINTS } from './routes/dpe';
+import { BDNB_ENDPOINTS } from './routes/bdnb';
 import { FLIPS_ENDPOINTS } from './routes/flips';
 import { HEATMAP_ENDPOINTS } from './routes/heatmap';
 import { MARKET_ENDPOINTS } from './routes/market';
@@ -34,6 +35,7 @@ export const ENDPOINTS: AnyEndpoint[] = [
   ...FLIPS_ENDPOINTS,
   ...DPE_ENDPOINTS,
   ...BUSINESSES_ENDPOINTS,
+  ...BDNB_ENDPOINTS,
   ...META_ENDPOINTS,
   ...ACCOUNT_ENDPOINTS,
 ];

@@ -60,7 +60,8 @@ async function fetchPart(part: Part, opts: RunOptions, hooks: RunHooks): Promise
   if (opts.fromDir) {
     const names = [part.relPath, part.relPath.replace(/\.zip$/, ''), ...(part.localAlternatives ?? [])];
     const candidates = [...new Set(names)].map((p) => path.join(opts.fromDir!, p));
-    const found = candidates.find((p) => fs.existsSync(p));
+    // A folder named like the archive (an unzipped copy) is not the file: its alternatives may name a file inside it.
+    const found = candidates.find((p) => fs.existsSync(p) && fs.statSync(p).isFile());
     if (!found) throw new Error(`file not found: ${candidates[0]} (expected the official layout under --from-dir)`);
     file = found;
     url = `file://${found}`;

@@ -3,13 +3,14 @@
 // `registerSource` does it).
 import { anilDeclaration } from './anil';
 import { dpeDeclaration } from './dpe';
+import { bdnbDeclaration } from './bdnb';
 import { dvfDeclaration } from './dvf';
 import { filosofiDeclaration } from './filosofi';
 import { sireneDeclaration } from './sirene';
 import type { SourceDeclaration } from './types';
 
 const declarations = new Map<string, SourceDeclaration>(
-  [dvfDeclaration, dpeDeclaration, filosofiDeclaration, anilDeclaration, sireneDeclaration].map((d) => [d.name, d]),
+  [dvfDeclaration, dpeDeclaration, filosofiDeclaration, anilDeclaration, bdnbDeclaration, sireneDeclaration].map((d) => [d.name, d]),
 );
 
 /**
@@ -19,7 +20,7 @@ const declarations = new Map<string, SourceDeclaration>(
 export const PLANNED_SOURCES: Array<{ name: string; label: string }> = [
   { name: 'dvf', label: dvfDeclaration.label },
   { name: 'dpe', label: dpeDeclaration.label },
-  { name: 'bdnb', label: 'Base de données nationale des bâtiments (CSTB)' },
+  { name: 'bdnb', label: bdnbDeclaration.label },
   { name: 'filosofi', label: filosofiDeclaration.label },
   { name: 'anil', label: anilDeclaration.label },
   { name: 'sirene', label: sireneDeclaration.label },

@@ -1,10 +1,11 @@
-// Builds the offline demo: generated files in the real geo-DVF, Filosofi, ANIL, DPE and SIRENE formats, imported by the same
+// Builds the offline demo: generated files in the real geo-DVF, Filosofi, ANIL, DPE, BDNB and SIRENE formats, imported by the same
 // pipeline code as the real data, then the marts and the serving database.
 import { join } from 'node:path';
 import { dataDir, paths } from '../../lib/config';
 import { afterImport } from '../../marts/after-import';
 import { runSource } from '../run';
 import { generateDemo } from './generate';
+import { generateBdnb } from './generate-bdnb';
 import { DEMO_ANIL_YEAR, DEMO_FILOSOFI_YEAR, generateIncome } from './generate-income';
 import { generateSirene } from './generate-sirene';
 
@@ -32,6 +33,10 @@ export async function buildDemo(opts: { dataRoot?: string; log?: (m: string) => 
   const dpeFailed = dpe.filter((o) => o.status === 'failed');
   if (dpeFailed.length) throw new Error(`demo dpe import failed: ${dpeFailed.map((o) => `${o.part.key}: ${o.error}`).join('; ')}`);
   log(`Energy diagnostics: ${dpe.reduce((a, o) => a + o.rowsKept, 0)} in ${dpe.length} départements`);
+  const bdnb = await generateBdnb(source, source, { years: DEMO_YEARS });
+  const built = await runSource({ source: 'bdnb', fromDir: source, annees: [], departements: DEMO_DEPARTEMENTS, dataRoot: root });
+  if (built.some((o) => o.status === 'failed')) throw new Error(`demo bdnb import failed: ${built.map((o) => o.error).filter(Boolean).join('; ')}`);
+  log(`BDNB ${bdnb.vintage}: ${bdnb.groups} building groups`);
   const sirene = await generateSirene(source);
   const sir = await runSource({ source: 'sirene', fromDir: source, annees: [], departements: DEMO_DEPARTEMENTS, dataRoot: root });
   const sirBad = sir.filter((o) => o.status === 'failed');

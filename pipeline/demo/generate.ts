@@ -19,6 +19,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
+import { buildingPriceFactor } from './generate-bdnb';
 import { plantDpe, writeDpeFiles, type DemoDpeTruth } from './generate-dpe';
 
 export interface PlantedResale {
@@ -671,6 +672,8 @@ function genMutation(ctx: Ctx, st: CommuneState, y: number, m: number, seq: numb
 
   if (nature === 'Adjudication') price *= rng.uniform(0.65, 0.85);
   price = roundPrice(rng, price);
+  // Construction-age effect of the sale's building (demo BDNB): a pure function of the parcel, no random draw.
+  if (['1', '2', '4'].includes(lines[0].codeType)) price = Math.round((price * buildingPriceFactor(lines[0].site.parcel)) / 100) * 100;
 
   // ~1 % of outliers as in the real files: symbolic prices and a few ×10 typos.
   let outlier = false;

@@ -3,12 +3,13 @@
 import { declareSource } from '../../lib/sources';
 import { anilSource } from './anil';
 import { dpeSource } from './dpe';
+import { bdnbSource } from './bdnb';
 import { dvfSource } from './dvf';
 import { filosofiSource } from './filosofi';
 import { sireneSource } from './sirene';
 import type { Source } from './types';
 
-export const SOURCES: Record<string, Source> = { dvf: dvfSource, dpe: dpeSource, filosofi: filosofiSource, anil: anilSource, sirene: sireneSource };
+export const SOURCES: Record<string, Source> = { dvf: dvfSource, dpe: dpeSource, filosofi: filosofiSource, anil: anilSource, bdnb: bdnbSource, sirene: sireneSource };
 
 export function registerSource(source: Source): void {
   declareSource(source);
