@@ -10,6 +10,7 @@ import { FLIPS_ENDPOINTS } from './routes/flips';
 import { HEATMAP_ENDPOINTS } from './routes/heatmap';
 import { MARKET_ENDPOINTS } from './routes/market';
 import { META_ENDPOINTS } from './routes/meta';
+import { PORTFOLIO_ENDPOINTS } from './routes/portfolio';
 import { PROPERTY_HISTORY_ENDPOINTS } from './routes/property-history';
 import { STATS_ENDPOINTS } from './routes/stats';
 import { TRANSACTIONS_ENDPOINTS } from './routes/transactions';
@@ -28,6 +29,7 @@ export const ENDPOINTS: AnyEndpoint[] = [
   ...VALUATION_ENDPOINTS,
   ...FLIPS_ENDPOINTS,
   ...META_ENDPOINTS,
+  ...PORTFOLIO_ENDPOINTS,
 ];
 
 export function createApp(ctx: AppContext): Express {
