@@ -6,6 +6,7 @@ import { DOCS_CSP, docsPageHtml } from './docs-page';
 import { ApiError, ERROR_STATUS, invalidParams } from './errors';
 import { accessLog } from './log';
 import { errorSchema, mountEndpoint, requestIdOf, toApiError, type AnyEndpoint } from './platform';
+import { ALERTS_ENDPOINTS } from './routes/alerts';
 import { FLIPS_ENDPOINTS } from './routes/flips';
 import { HEATMAP_ENDPOINTS } from './routes/heatmap';
 import { MARKET_ENDPOINTS } from './routes/market';
@@ -30,6 +31,7 @@ export const ENDPOINTS: AnyEndpoint[] = [
   ...FLIPS_ENDPOINTS,
   ...META_ENDPOINTS,
   ...PORTFOLIO_ENDPOINTS,
+  ...ALERTS_ENDPOINTS,
 ];
 
 export function createApp(ctx: AppContext): Express {

@@ -9,6 +9,7 @@ import { ServingDb, type ServingDbOptions } from './db';
 import { createLogger, type Logger } from './log';
 import { RateLimiter } from './rate-limit';
 import { Store } from './store';
+import { webhookConfigFromEnv, type WebhookConfig } from './webhooks/config';
 
 export interface Limits {
   /** Requests doing database work at once; above it 503 at_capacity (specification, Limits). */
@@ -31,6 +32,8 @@ export interface AppContext {
   active: { queries: number };
   /** Structured logs (api/log.ts): LOG_LEVEL, LOG_FILE. */
   logger: Logger;
+  /** Alert deliveries (api/webhooks/config.ts): WEBHOOK_* variables. */
+  webhooks: WebhookConfig;
 }
 
 export interface ContextOptions {
@@ -40,6 +43,8 @@ export interface ContextOptions {
   db?: ServingDbOptions;
   /** Default: createLogger() from LOG_LEVEL and LOG_FILE; tests pass a silent one. */
   logger?: Logger;
+  /** Default: webhookConfigFromEnv(); tests allow their loopback receiver and trust its CA. */
+  webhooks?: Partial<WebhookConfig>;
 }
 
 export function createContext(opts: ContextOptions = {}): AppContext {
@@ -60,6 +65,7 @@ export function createContext(opts: ContextOptions = {}): AppContext {
     },
     active: { queries: 0 },
     logger: opts.logger ?? createLogger(),
+    webhooks: { ...webhookConfigFromEnv(), ...opts.webhooks },
   };
 }
 
