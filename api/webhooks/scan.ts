@@ -52,20 +52,8 @@ where (a.commune is null or v.commune_norm = a.commune or v.code_commune = a.com
 order by v.id, a.id
 `;
 
-interface ScanRow {
-  alert_id: string;
-  id: bigint | number;
-  date_mutation: string;
-  valeur_fonciere: number;
-  prix_m2: number | null;
-  type_local: string;
-  surface_reelle_bati: number | null;
-  nombre_pieces_principales: number | null;
-  commune: string | null;
-  code_postal: string | null;
-  latitude: number | null;
-  longitude: number | null;
-}
+/** A match as DuckDB returns it: the sale's id is a BIGINT, the rest as in the payload. */
+type ScanRow = Omit<TransactionPayload, 'id'> & { alert_id: string; id: bigint | number };
 
 function transactionOf(r: ScanRow): TransactionPayload {
   return {
