@@ -2,7 +2,7 @@
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
 import type { AppContext } from './context';
-import { DOCS_CSP, docsPageHtml } from './docs-page';
+import { mountDocs } from './docs-page';
 import { ApiError, ERROR_STATUS, invalidParams } from './errors';
 import { accessLog } from './log';
 import { errorSchema, mountEndpoint, requestIdOf, toApiError, type AnyEndpoint } from './platform';
@@ -80,9 +80,7 @@ export function createApp(ctx: AppContext): Express {
   app.get('/v1/openapi.json', (_req: Request, res: Response) => {
     res.json(document);
   });
-  app.get('/docs', (_req: Request, res: Response) => {
-    res.type('html').set('Content-Security-Policy', DOCS_CSP).send(docsPageHtml());
-  });
+  mountDocs(app);
 
   app.use((req: Request) => {
     throw new ApiError('not_found', `no route for ${req.method} ${req.path}`);

@@ -4,14 +4,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { direction } from '../api/sales/analytics';
 import { bandLabel, SCORE_LABELS } from '../api/routes/market/score';
-import { balanceOf, buildDemoData, startTestApi, type TestApi } from './helpers/api';
+import { balanceOf, startTestApi, type TestApi } from './helpers/api';
 import { describeContract } from './helpers/contract';
+import { testData } from './helpers/data';
 import { median2 } from './helpers/stats';
 
 let api: TestApi;
 let key: string;
 beforeAll(async () => {
-  api = await startTestApi({ dataRoot: await buildDemoData(), now: '2026-02-15T12:00:00Z' });
+  api = await startTestApi({ dataRoot: await testData('demo'), now: '2026-02-15T12:00:00Z' });
   key = api.key({ balance: 1_000_000 });
 });
 afterAll(() => api.close());

@@ -7,8 +7,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { paths } from '../lib/config';
 import { codeMappings, getCommune } from '../lib/geo';
 import type { DemoTruth, PlantedResale } from '../pipeline/demo/generate';
-import { balanceOf, buildDemoData, startTestApi, type TestApi } from './helpers/api';
+import { balanceOf, startTestApi, type TestApi } from './helpers/api';
 import { describeContract } from './helpers/contract';
+import { testData } from './helpers/data';
 import { queryParquet } from './helpers/samples';
 import { median2 } from './helpers/stats';
 
@@ -43,7 +44,7 @@ let sales: Sale[];
 let pairs: Pair[];
 
 beforeAll(async () => {
-  const root = await buildDemoData();
+  const root = await testData('demo');
   api = await startTestApi({ dataRoot: root, now: '2026-03-01T12:00:00Z' });
   truth = JSON.parse(fs.readFileSync(path.join(paths.demoSource(root), 'demo-truth.json'), 'utf8'));
   const marts = paths.marts(root);

@@ -7,15 +7,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { incomeCommune } from '../api/routes/stats/income';
 import { resolveLocation } from '../api/location';
 import { paths } from '../lib/config';
-import { buildDemoData, startTestApi, type TestApi } from './helpers/api';
+import { startTestApi, type TestApi } from './helpers/api';
 import { describeContract } from './helpers/contract';
+import { testData } from './helpers/data';
 import { queryParquet } from './helpers/samples';
 import { medianOrNull, r2 } from './helpers/stats';
 
 let api: TestApi;
 let key: string;
 beforeAll(async () => {
-  api = await startTestApi({ dataRoot: await buildDemoData(), now: '2026-01-15T12:00:00Z' });
+  api = await startTestApi({ dataRoot: await testData('demo'), now: '2026-01-15T12:00:00Z' });
   key = api.key({ balance: 100_000 });
 }, 120_000);
 afterAll(() => api.close());

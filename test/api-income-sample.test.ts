@@ -5,14 +5,15 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { paths } from '../lib/config';
-import { buildSampleData, startTestApi, type TestApi } from './helpers/api';
+import { startTestApi, type TestApi } from './helpers/api';
+import { testData } from './helpers/data';
 import { addIncomeSamples, ANIL_SAMPLES, FILOSOFI_SAMPLE } from './helpers/income';
 import { queryParquet } from './helpers/samples';
 
 let api: TestApi;
 let key: string;
 beforeAll(async () => {
-  const dataRoot = await buildSampleData();
+  const dataRoot = await testData('sample', { writable: true });
   await addIncomeSamples(dataRoot, 2024);
   api = await startTestApi({ dataRoot, now: '2022-06-15T12:00:00Z' });
   key = api.key({ balance: 10_000 });

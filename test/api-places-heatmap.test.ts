@@ -5,15 +5,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { relativePosition } from '../api/routes/heatmap/heatmap';
 import { buildMarts } from '../marts/runner';
 import { runSource } from '../pipeline/run';
-import { buildDemoData, startTestApi, type TestApi } from './helpers/api';
+import { startTestApi, type TestApi } from './helpers/api';
 import { describeContract } from './helpers/contract';
+import { testData } from './helpers/data';
 import { GEO_SAMPLE, splitCsv, tempDir, writeGeoFile } from './helpers/samples';
 import { mean, median, r2 } from './helpers/stats';
 
 let demo: TestApi;
 let sample: TestApi;
 beforeAll(async () => {
-  [demo, sample] = await Promise.all([startTestApi({ dataRoot: await buildDemoData(), now: '2025-12-31T12:00:00Z' }), startTestApi()]);
+  [demo, sample] = await Promise.all([startTestApi({ dataRoot: await testData('demo'), now: '2025-12-31T12:00:00Z' }), startTestApi()]);
 }, 120_000);
 afterAll(async () => {
   await demo?.close();

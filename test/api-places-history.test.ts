@@ -7,17 +7,18 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { priceEvolution, type SaleRow } from '../api/routes/property-history/property';
 import { parseAddress, streetKey } from '../api/routes/property-history/street';
+import { paths } from '../lib/config';
 import type { DemoTruth, PlantedResale } from '../pipeline/demo/generate';
-import { buildDemoData, startTestApi, type TestApi } from './helpers/api';
+import { startTestApi, type TestApi } from './helpers/api';
 import { describeContract } from './helpers/contract';
+import { testData } from './helpers/data';
 
 let demo: TestApi;
 let sample: TestApi;
 let truth: DemoTruth;
 beforeAll(async () => {
-  [demo, sample] = await Promise.all([startTestApi({ dataRoot: await buildDemoData(), now: '2025-12-31T12:00:00Z' }), startTestApi()]);
-  const file = fs.readdirSync(demo.dataRoot, { recursive: true, encoding: 'utf8' }).find((f) => f.endsWith('demo-truth.json'))!;
-  truth = JSON.parse(fs.readFileSync(path.join(demo.dataRoot, file), 'utf8'));
+  [demo, sample] = await Promise.all([startTestApi({ dataRoot: await testData('demo'), now: '2025-12-31T12:00:00Z' }), startTestApi()]);
+  truth = JSON.parse(fs.readFileSync(path.join(paths.demoSource(demo.dataRoot), 'demo-truth.json'), 'utf8'));
 }, 120_000);
 afterAll(async () => {
   await demo?.close();

@@ -5,11 +5,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildMarts } from '../marts/runner';
 import { GEO_SAMPLE, splitCsv } from './helpers/samples';
 import { startTestApi, type TestApi } from './helpers/api';
+import { testData } from './helpers/data';
 import { quantile, r2 } from './helpers/stats';
 
 let api: TestApi;
 beforeAll(async () => {
-  api = await startTestApi();
+  // Writable: a test rebuilds the marts on it.
+  api = await startTestApi({ dataRoot: await testData('sample', { writable: true }) });
 });
 afterAll(() => api.close());
 

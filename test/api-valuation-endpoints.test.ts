@@ -5,13 +5,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QueryTimeoutError } from '../api/db';
 import { runBacktest } from '../lib/valuation/backtest';
 import { calibrationFile } from '../lib/valuation/calibration';
-import { balanceOf, buildDemoData, startTestApi, type TestApi } from './helpers/api';
+import { balanceOf, startTestApi, type TestApi } from './helpers/api';
+import { testData } from './helpers/data';
 import { describeContract, withQuery, type Query } from './helpers/contract';
 import { median } from './helpers/stats';
 
 let api: TestApi;
 beforeAll(async () => {
-  api = await startTestApi({ dataRoot: await buildDemoData(), now: '2026-01-15T12:00:00Z' });
+  api = await startTestApi({ dataRoot: await testData('demo', { writable: true }), now: '2026-01-15T12:00:00Z' });
 }, 120_000);
 afterAll(() => api.close());
 const get = () => api;

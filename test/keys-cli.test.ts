@@ -1,5 +1,5 @@
 // The keys CLI as an operator runs it: the printed key authenticates, list/revoke/topup act on DATA_DIR, bad input exits 1.
-import { spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -17,6 +17,15 @@ function keys(...args: string[]) {
     encoding: 'utf8',
   });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** The same, without blocking: independent invocations run side by side (each is mostly process start-up). */
+function keysAsync(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = execFile(process.execPath, ['--import', 'tsx', 'scripts/keys.ts', ...args], { cwd: repoRoot, env: { ...process.env, DATA_DIR: dataDir }, encoding: 'utf8' }, (_err, stdout, stderr) =>
+      resolve({ code: child.exitCode, stdout, stderr }),
+    );
+  });
 }
 
 function lookup<T>(fn: (store: Store) => T): T {
@@ -80,28 +89,36 @@ describe('npm run keys', () => {
     expect(keys('list').stdout.split('\n').find((l) => l.includes(key.slice(0, 12)))).toMatch(/\bno\b/);
   });
 
-  it('exits 1 with a clear message on bad input', () => {
-    const badPlan = keys('create', '--plan', 'Gold');
+  it('exits 1 with a clear message on bad input', async () => {
+    const badTopups = ['0', '-5', 'ten', '1.5'];
+    const [badPlan, noPlan, unknownKey, unknownTopup, badCredits, unknownCommand, none, ...topups] = await Promise.all([
+      keysAsync('create', '--plan', 'Gold'),
+      keysAsync('create'),
+      keysAsync('revoke', 'key_doesnotexist'),
+      keysAsync('topup', 'key_doesnotexist', '5'),
+      keysAsync('create', '--plan', 'Free', '--credits', 'lots'),
+      keysAsync('frobnicate'),
+      keysAsync(),
+      ...badTopups.map((n) => keysAsync('topup', key.slice(0, 12), n)),
+    ]);
     expect(badPlan.code).toBe(1);
     expect(badPlan.stdout).toBe('');
     expect(badPlan.stderr).toMatch(/unknown plan "Gold".*Free, Indie, Agent, Scale, Enterprise/);
 
-    const noPlan = keys('create');
     expect(noPlan.code).toBe(1);
     expect(noPlan.stderr).toMatch(/--plan is required/);
 
-    const unknownKey = keys('revoke', 'key_doesnotexist');
     expect(unknownKey.code).toBe(1);
     expect(unknownKey.stderr).toMatch(/no API key matches "key_doesnotexist"/);
-    expect(keys('topup', 'key_doesnotexist', '5').code).toBe(1);
+    expect(unknownTopup.code).toBe(1);
 
-    for (const n of ['0', '-5', 'ten', '1.5']) {
-      const r = keys('topup', key.slice(0, 12), n);
+    badTopups.forEach((n, i) => {
+      const r = topups[i];
       expect(r.code, n).toBe(1);
       expect(r.stderr).toMatch(/credits must be a positive integer/);
-    }
-    expect(keys('create', '--plan', 'Free', '--credits', 'lots').code).toBe(1);
-    expect(keys('frobnicate').code).toBe(1);
-    expect(keys().code).toBe(1);
+    });
+    expect(badCredits.code).toBe(1);
+    expect(unknownCommand.code).toBe(1);
+    expect(none.code).toBe(1);
   });
 });

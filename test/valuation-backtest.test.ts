@@ -11,7 +11,7 @@ import { currentServingFile } from '../lib/serving';
 import { runBacktest, type BacktestReport } from '../lib/valuation/backtest';
 import { calibrationFile } from '../lib/valuation/calibration';
 import { DEFAULT_MAX_AGE_MONTHS, estimateFrom, searchComparables } from '../lib/valuation/estimator';
-import { buildDemoData, buildSampleData } from './helpers/api';
+import { testData } from './helpers/data';
 import { queryParquet } from './helpers/samples';
 import { median } from './helpers/stats';
 
@@ -38,7 +38,7 @@ let dataRoot: string;
 let report: BacktestReport;
 let rows: Row[];
 beforeAll(async () => {
-  dataRoot = await buildDemoData();
+  dataRoot = await testData('demo', { writable: true });
   report = await runBacktest({ dataRoot, maxTargets: 2000 });
   rows = (await queryParquet(`select * from read_parquet('${path.join(paths.marts(dataRoot), 'valuation_backtest.parquet')}')`)) as unknown as Row[];
 }, 120_000);
@@ -223,7 +223,7 @@ describe('the batch path is the API estimator', () => {
 
 describe('backtest on the real DVF samples', () => {
   it('completes and reports its figures', async () => {
-    const root = await buildSampleData();
+    const root = await testData('sample', { writable: true });
     const r = await runBacktest({ dataRoot: root, maxTargets: 500 });
     expect(r.targets).toBeGreaterThan(0);
     expect(r.estimator.coverage).toBeGreaterThanOrEqual(0);

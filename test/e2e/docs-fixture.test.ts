@@ -5,7 +5,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DOCS_CSP, docsPageHtml } from '../../api/docs-page';
+import { DOCS_CSP, docsAsset } from '../../api/docs-page';
 
 const spec = readFileSync(new URL('./fixtures/openapi.sample.json', import.meta.url), 'utf8');
 const calls: { url: string; key?: string; body: string }[] = [];
@@ -15,9 +15,11 @@ let browser: Browser;
 
 beforeAll(async () => {
   server = http.createServer((req, res) => {
-    if (req.url === '/docs') {
-      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': DOCS_CSP });
-      return res.end(docsPageHtml());
+    // The page and its static files, as the API serves them.
+    const asset = docsAsset(req.url ?? '');
+    if (asset) {
+      res.writeHead(200, { 'content-type': asset.type, 'content-security-policy': DOCS_CSP });
+      return res.end(asset.body);
     }
     if (req.url === '/v1/openapi.json') {
       res.writeHead(200, { 'content-type': 'application/json' });

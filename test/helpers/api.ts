@@ -1,5 +1,5 @@
-// Test harness for the API: a data folder built from the real DVF samples by the real pipeline and marts, a context
-// with a FixedClock, the app on an ephemeral loopback port, and helpers to create keys and call endpoints.
+// Test harness for the API: a data folder over a shared dataset (test/helpers/data.ts; by default the real DVF
+// samples through the real pipeline and marts), a context with a FixedClock, the app on an ephemeral loopback port, and helpers to create keys and call endpoints.
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from '../../api/app';
@@ -7,10 +7,7 @@ import { FixedClock } from '../../api/clock';
 import { closeContext, createContext, type AppContext, type Limits } from '../../api/context';
 import { createLogger, type Logger } from '../../api/log';
 import type { PlanName } from '../../api/store';
-import { buildMarts } from '../../marts/runner';
-import { buildDemo } from '../../pipeline/demo/build';
-import { runSource } from '../../pipeline/run';
-import { sampleTree, tempDir } from './samples';
+import { testData } from './data';
 
 export interface TestApi {
   url: string;
@@ -23,23 +20,14 @@ export interface TestApi {
   close(): Promise<void>;
 }
 
-/** Builds (once per data folder) the lake and serving database from the geo-DVF (33, 2021) and DGFiP (01, 2020) samples. */
-export async function buildSampleData(dataRoot = tempDir('foncier-api-')): Promise<string> {
-  const tree = sampleTree();
-  await runSource({ source: 'dvf', fromDir: tree, annees: [2021], departements: ['33'], dataRoot });
-  await runSource({ source: 'dvf', format: 'dgfip', fromDir: tree, annees: [2020], departements: ['01'], dataRoot });
-  await buildMarts({ dataRoot });
-  return dataRoot;
-}
+/** A private, writable copy of the shared sample dataset (test/helpers/data.ts; prefer testData('sample') to only read it). */
+export const buildSampleData = (): Promise<string> => testData('sample', { writable: true });
 
-/** Builds the deterministic demo dataset (generated files in the real formats, 2019–2025) with the real pipeline and marts. */
-export async function buildDemoData(dataRoot = tempDir('foncier-demo-')): Promise<string> {
-  await buildDemo({ dataRoot });
-  return dataRoot;
-}
+/** A private, writable copy of the shared demo dataset (test/helpers/data.ts; prefer testData('demo') to only read it). */
+export const buildDemoData = (): Promise<string> => testData('demo', { writable: true });
 
 export async function startTestApi(opts: { dataRoot?: string; now?: string; limits?: Partial<Limits>; logger?: Logger } = {}): Promise<TestApi> {
-  const dataRoot = opts.dataRoot ?? (await buildSampleData());
+  const dataRoot = opts.dataRoot ?? (await testData('sample'));
   const clock = new FixedClock(opts.now ?? '2022-06-15T12:00:00Z');
   const ctx = createContext({ dataRoot, clock, limits: opts.limits, db: { watchIntervalMs: 50 }, logger: opts.logger ?? createLogger({ level: 'silent' }) });
   await ctx.db.start();
