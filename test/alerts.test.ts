@@ -3,7 +3,10 @@
 import type dns from 'node:dns';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hostProblem, isForbiddenAddress } from '../api/webhooks/ssrf';
+import type { Call } from '../api/platform';
+import { insertAlert } from '../api/routes/alerts/common';
 import { balanceOf, startTestApi, type TestApi } from './helpers/api';
+import { describeContract } from './helpers/contract';
 
 let api: TestApi;
 beforeAll(async () => {
@@ -23,6 +26,33 @@ async function send(method: string, path: string, key: string | undefined, body?
   const text = await res.text();
   return { status: res.status, text, body: text ? JSON.parse(text) : undefined };
 }
+
+/** An alert of the key written straight into the store. */
+function storedAlert(key: string): string {
+  const call: Call = { ctx: api.ctx, key: api.ctx.store.findByKey(key)!, now: api.clock.now(), requestId: 'contract-setup' };
+  return insertAlert(call, { webhook_url: URL_OK, code_postal: '33230' }, 'whsec_' + Buffer.alloc(32, 1).toString('base64')).id;
+}
+
+const get = () => api;
+const ALERT_CASE = { cost: 0, noDatabase: true, plan: 'Scale' } as const;
+describeContract('POST /v1/alerts', get, {
+  ...ALERT_CASE, path: '/v1/alerts', method: 'POST', status: 201, body: { webhook_url: URL_OK, code_postal: '33230' },
+  withoutLocationBody: { webhook_url: URL_OK, type_local: 'Maison' },
+  invalid: { path: '/v1/alerts', param: 'webhook_url', body: { webhook_url: 'http://93.184.216.34/x', code_postal: '33230' } },
+});
+describeContract('GET /v1/alerts', get, { ...ALERT_CASE, path: '/v1/alerts', invalid: { path: '/v1/alerts?limit=51', param: 'limit' } });
+describeContract('PUT /v1/alerts/:id', get, {
+  ...ALERT_CASE, path: '/v1/alerts/alert_none', method: 'PUT', body: { is_active: false }, pathFor: (_api, key) => `/v1/alerts/${storedAlert(key)}`,
+  invalid: { path: '/v1/alerts/alert_none', param: 'prix_min', body: { prix_min: -5 } }, notFound: '/v1/alerts/alert_none',
+});
+describeContract('DELETE /v1/alerts/:id', get, {
+  ...ALERT_CASE, path: '/v1/alerts/alert_none', method: 'DELETE', status: 204, analytic: false, pathFor: (_api, key) => `/v1/alerts/${storedAlert(key)}`,
+  notFound: '/v1/alerts/alert_none',
+});
+describeContract('GET /v1/alerts/:id/deliveries', get, {
+  ...ALERT_CASE, path: '/v1/alerts/alert_none/deliveries', pathFor: (_api, key) => `/v1/alerts/${storedAlert(key)}/deliveries`,
+  invalid: { path: '/v1/alerts/alert_none/deliveries?limit=101', param: 'limit' }, notFound: '/v1/alerts/alert_none/deliveries',
+});
 
 const create = (key: string, body: Record<string, unknown> = {}) => send('POST', '/v1/alerts', key, { webhook_url: URL_OK, code_postal: '33230', ...body });
 

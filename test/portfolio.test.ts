@@ -1,7 +1,10 @@
 // /v1/portfolio end to end on the real DVF samples: the state table (costs, invalidation, 30-day expiry on the
 // injected clock), validation of every field, paging and key isolation.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Call } from '../api/platform';
+import { insertProperty, type Metadata } from '../api/routes/portfolio/common';
 import { balanceOf, startTestApi, type TestApi } from './helpers/api';
+import { describeContract } from './helpers/contract';
 
 let api: TestApi;
 beforeAll(async () => {
@@ -12,6 +15,34 @@ afterAll(() => api?.close());
 /** A house of the Abzac sample (geo-DVF 33, 2021); its postal code is the estimator's fallback (few sales within 500 m). */
 const HOUSE = { latitude: 45.022262, longitude: -0.149933, type_local: 'Maison', surface: 100, code_postal: '33230' };
 const DAY = 24 * 3600 * 1000;
+
+/** A property of the key written straight into the store (no credits): its estimate missing, so a GET recomputes it. */
+function storedProperty(key: string, estimated = false): string {
+  const call: Call = { ctx: api.ctx, key: api.ctx.store.findByKey(key)!, now: api.clock.now(), requestId: 'contract-setup' };
+  const data = { ...HOUSE, label: null, address: null, commune: null, pieces: null, purchase_price: null } as Metadata;
+  const estimate = estimated
+    ? { estimate_low: 1, estimate_mid: 2, estimate_high: 3, estimate_pm2: 1, estimate_confidence: 'low', estimate_based_on: 3, estimate_reference_date: '2022-06-15' }
+    : null;
+  return insertProperty(call, data, estimate).id;
+}
+
+const get = () => api;
+describeContract('POST /v1/portfolio', get, {
+  path: '/v1/portfolio', method: 'POST', body: HOUSE, status: 201, cost: 10,
+  invalid: { path: '/v1/portfolio', param: 'surface', body: { ...HOUSE, surface: -1 } },
+});
+describeContract('GET /v1/portfolio', get, { path: '/v1/portfolio', cost: 0, noDatabase: true, invalid: { path: '/v1/portfolio?limit=101', param: 'limit' } });
+describeContract('GET /v1/portfolio/:id', get, {
+  path: '/v1/portfolio/prop_none', pathFor: (_api, key) => `/v1/portfolio/${storedProperty(key)}`, cost: 10, notFound: '/v1/portfolio/prop_none',
+});
+describeContract('PUT /v1/portfolio/:id', get, {
+  path: '/v1/portfolio/prop_none', method: 'PUT', body: { label: 'renamed' }, pathFor: (_api, key) => `/v1/portfolio/${storedProperty(key, true)}`, cost: 0, noDatabase: true,
+  invalid: { path: '/v1/portfolio/prop_none', param: 'label', body: { label: 'x'.repeat(256) } }, notFound: '/v1/portfolio/prop_none',
+});
+describeContract('DELETE /v1/portfolio/:id', get, {
+  path: '/v1/portfolio/prop_none', method: 'DELETE', status: 204, analytic: false, pathFor: (_api, key) => `/v1/portfolio/${storedProperty(key)}`, cost: 0, noDatabase: true,
+  notFound: '/v1/portfolio/prop_none',
+});
 
 async function send(method: string, path: string, key: string | undefined, body?: unknown, raw?: string) {
   const res = await fetch(api.url + path, {
