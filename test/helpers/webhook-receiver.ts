@@ -26,6 +26,9 @@ export interface Receiver {
   /** Secrets by alert id, for verification. */
   secrets: Map<string, string>;
   modes: Map<string, Mode>;
+  /** When set, decides every answer instead of the modes: `respond(status, onAcknowledged)` answers, and calls
+   * onAcknowledged once the answer was written to a live connection (the sender could read it). */
+  onRequest?: (id: string, respond: (status: number, onAcknowledged: () => void) => void) => void;
   close(): Promise<void>;
 }
 
@@ -54,6 +57,14 @@ export async function startReceiver(): Promise<Receiver> {
       }
       const path = req.url ?? '/';
       received.push({ path, id: headers['webhook-id'], timestamp: headers['webhook-timestamp'], payload, verifyError });
+      if (self.onRequest) {
+        return self.onRequest(headers['webhook-id'], (status, onAcknowledged) => {
+          if (res.socket?.destroyed || !res.socket?.writable) return;
+          res.on('finish', onAcknowledged);
+          res.statusCode = status;
+          res.end();
+        });
+      }
       const mode = modes.get(path) ?? (path.slice(1) as Mode);
       if (mode === 'hang') return;
       res.statusCode = mode === 'ok' ? 204 : mode === 'gone' ? 410 : 500;
@@ -65,7 +76,7 @@ export async function startReceiver(): Promise<Receiver> {
     s.on('close', () => sockets.delete(s));
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
+  const self: Receiver = {
     url: `https://127.0.0.1:${(server.address() as AddressInfo).port}`,
     ca: pems.cert,
     received,
@@ -76,4 +87,5 @@ export async function startReceiver(): Promise<Receiver> {
       await new Promise((r) => server.close(r));
     },
   };
+  return self;
 }
