@@ -34,14 +34,18 @@ export function enqueue(db: Database.Database, matches: Match[], now: Date): num
   const at = now.toISOString();
   const insert = db.prepare(
     `insert into alert_deliveries (id, seq, alert_id, transaction_id, payload, status, attempts, next_attempt_at, created_at)
-     values (?, (select coalesce(max(seq), 0) + 1 from alert_deliveries), ?, ?, ?, 'pending', 0, ?, ?)
+     values (?, ?, ?, ?, ?, 'pending', 0, ?, ?)
      on conflict (alert_id, transaction_id) do nothing`,
   );
   let added = 0;
   db.transaction(() => {
+    // The write lock is held: the sequence is read once and counted on here.
+    let seq = (db.prepare('select coalesce(max(seq), 0) as s from alert_deliveries').get() as { s: number }).s;
     for (const m of matches) {
       const id = `msg_${randomBase62(20)}`;
-      added += insert.run(id, m.alert_id, m.transaction.id, payloadOf(id, at, m), at, at).changes;
+      const changes = insert.run(id, seq + 1, m.alert_id, m.transaction.id, payloadOf(id, at, m), at, at).changes;
+      seq += changes;
+      added += changes;
     }
   }).immediate();
   return added;

@@ -9,6 +9,7 @@ import { enqueue, type Match, type TransactionPayload } from './queue';
 const WATERMARK = 'alerts.scan.imported_at';
 export const DAILY_WINDOW_MS = 48 * 3600 * 1000;
 
+const ALERT_COLUMNS = 'code_postal, commune, code_departement, type_local, prix_min, prix_max, surface_min, surface_max';
 const ALERT_STRUCT = JSON.stringify([
   {
     id: 'VARCHAR', code_postal: 'VARCHAR', commune: 'VARCHAR', code_departement: 'VARCHAR', type_local: 'VARCHAR',
@@ -19,7 +20,7 @@ const ALERT_STRUCT = JSON.stringify([
 // The alerts come in as one JSON parameter (the serving database is read-only and attaches nothing). Each alert is
 // joined by equality on its most specific location field (hash joins, not a cross product of alerts × sales), then
 // every criterion is applied; the commune is compared upper case without accents, or as an INSEE code.
-const SCAN_SQL = `
+export const SCAN_SQL = `
 with a as (
     select unnest(from_json($alerts::JSON, '${ALERT_STRUCT}'), recursive := true)
 ),
@@ -80,12 +81,7 @@ export interface ScanReport {
 
 /** Matches the sales imported after `since` against the active alerts and enqueues what is new. */
 export async function scanSince(ctx: AppContext, since: Date): Promise<ScanReport> {
-  const alerts = ctx.store.db
-    .prepare(
-      `select id, code_postal, commune, code_departement, type_local, prix_min, prix_max, surface_min, surface_max
-       from alerts where is_active = 1`,
-    )
-    .all();
+  const alerts = ctx.store.db.prepare(`select id, ${ALERT_COLUMNS} from alerts where is_active = 1`).all();
   const report = { alerts: alerts.length, matches: 0, enqueued: 0, since: since.toISOString() };
   if (!alerts.length) return report;
   // A scan is a batch job: it may take longer than a request's budget.
@@ -97,7 +93,7 @@ export async function scanSince(ctx: AppContext, since: Date): Promise<ScanRepor
 }
 
 /** DuckDB TIMESTAMP literal of an instant (imported_at is a UTC TIMESTAMP without zone). */
-function toTimestamp(d: Date): string {
+export function toTimestamp(d: Date): string {
   return d.toISOString().replace('T', ' ').replace('Z', '');
 }
 
