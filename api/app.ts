@@ -5,7 +5,8 @@ import type { AppContext } from './context';
 import { mountDocs } from './docs-page';
 import { ApiError, ERROR_STATUS, invalidParams } from './errors';
 import { accessLog } from './log';
-import { errorSchema, mountEndpoint, requestIdOf, toApiError, type AnyEndpoint } from './platform';
+import { z } from './params';
+import { errorSchema, mountEndpoint, operationIdOf, requestIdOf, toApiError, type AnyEndpoint } from './platform';
 import { ALERTS_ENDPOINTS } from './routes/alerts';
 import { FLIPS_ENDPOINTS } from './routes/flips';
 import { HEATMAP_ENDPOINTS } from './routes/heatmap';
@@ -47,6 +48,16 @@ export function createApp(ctx: AppContext): Express {
     next();
   });
   app.use(accessLog(ctx.logger));
+  // A path whose percent-encoding does not decode (/%ZZ, a truncated UTF-8 sequence) is the client's mistake: refuse it
+  // here, before the router's own decoding throws a URIError deep inside a route.
+  app.use((req: Request, _res: Response, next: NextFunction) => {
+    try {
+      decodeURIComponent(req.path);
+    } catch {
+      throw new ApiError('invalid_request', 'the URL path holds a malformed percent-encoding (%XX with two hex digits, valid UTF-8)');
+    }
+    next();
+  });
   app.use(express.json({ limit: '100kb' }));
 
   // For load balancers: no key, no credits; 503 until a serving database is loaded. The file's name and vintage only:
@@ -61,6 +72,7 @@ export function createApp(ctx: AppContext): Express {
   registry.registerComponent('securitySchemes', 'ApiKey', { type: 'apiKey', in: 'header', name: 'X-API-Key' });
   registry.registerComponent('securitySchemes', 'Bearer', { type: 'http', scheme: 'bearer' });
   for (const endpoint of ENDPOINTS) mountEndpoint(app, registry, ctx, endpoint);
+  registerServiceRoutes(registry);
 
   const document = new OpenApiGeneratorV31(registry.definitions).generateDocument({
     openapi: '3.1.0',
@@ -87,18 +99,72 @@ export function createApp(ctx: AppContext): Express {
   });
   // The one error renderer: every failure, including malformed JSON bodies, leaves in the specified error body.
   app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
-    const e = err as { type?: string; status?: number };
-    let apiError: ApiError;
-    if (e?.type === 'entity.parse.failed') apiError = invalidParams([{ param: 'body', issue: 'malformed JSON' }]);
-    else if (e?.type === 'entity.too.large') apiError = invalidParams([{ param: 'body', issue: 'larger than 100 kB' }]);
-    else if (e?.type && e.status && e.status < 500) apiError = invalidParams([{ param: 'body', issue: String((err as Error).message) }]);
-    else {
-      apiError = toApiError(err);
-      // The access log writes its stack (a client's mistake above never gets one).
-      if (!(err instanceof ApiError) && apiError.status >= 500) res.err = err as Error;
-    }
+    const apiError = clientErrorOf(err) ?? toApiError(err);
+    // The access log writes its stack (a client's mistake never gets one).
+    if (!(err instanceof ApiError) && apiError.status >= 500) res.err = err as Error;
     for (const [name, value] of Object.entries(apiError.opts.headers ?? {})) res.set(name, value);
     res.status(apiError.status).json(apiError.bodyFor((res.locals.requestId as string | undefined) ?? requestIdOf(undefined)));
   });
   return app;
+}
+
+/** /health and the document itself, which answer without a key and outside the endpoint registry. */
+function registerServiceRoutes(registry: OpenAPIRegistry): void {
+  const health = z
+    .object({
+      status: z.enum(['ok', 'no_data']).openapi({ description: 'no_data (with 503) until a serving database is loaded.' }),
+      serving_database: z
+        .object({ name: z.string().openapi({ description: 'File name of the serving database.' }), vintage: z.string().nullable() })
+        .nullable()
+        .openapi({ description: 'The serving database in use (its name and vintage, never its path); null without one.' }),
+    })
+    .openapi('Health');
+  const json = (description: string, schema: z.ZodType) => ({ description, content: { 'application/json': { schema } } });
+  registry.registerPath({
+    method: 'get',
+    path: '/health',
+    operationId: operationIdOf('get', '/health'),
+    tags: ['Service'],
+    summary: 'Liveness and readiness, for load balancers',
+    description: 'No key, no credits.',
+    security: [],
+    responses: { 200: json('A serving database is loaded.', health), 503: json('No serving database yet.', health) },
+  });
+  registry.registerPath({
+    method: 'get',
+    path: '/v1/openapi.json',
+    operationId: 'getOpenApiDocument',
+    tags: ['Service'],
+    summary: 'This OpenAPI 3.1 document',
+    description: 'No key, no credits.',
+    security: [],
+    responses: { 200: json('The OpenAPI document.', z.object({ openapi: z.string() }).passthrough().openapi('OpenApiDocument')) },
+  });
+}
+
+/**
+ * The API error for a failure the client caused before any route ran (body-parser's and the router's http-errors,
+ * which carry a 4xx `status`), or undefined. body-parser tags its own errors with a `type`; a body that is not what
+ * its Content-Encoding says (zlib's Z_DATA_ERROR, Z_BUF_ERROR) and a path parameter that does not decode (URIError)
+ * carry only the status.
+ */
+function clientErrorOf(err: unknown): ApiError | undefined {
+  if (err instanceof ApiError) return err;
+  const e = err as { type?: string; status?: unknown; code?: unknown } | undefined;
+  if (typeof e?.status !== 'number' || e.status < 400 || e.status >= 500) return undefined;
+  switch (e.type) {
+    case 'entity.parse.failed':
+      return invalidParams([{ param: 'body', issue: 'malformed JSON' }]);
+    case 'entity.too.large':
+      return invalidParams([{ param: 'body', issue: 'larger than 100 kB' }]);
+    case 'encoding.unsupported':
+      return new ApiError('invalid_request', 'unsupported Content-Encoding: send identity, gzip, deflate or br');
+    case 'charset.unsupported':
+      return new ApiError('invalid_request', 'unsupported charset: send the JSON body in UTF-8');
+  }
+  if (typeof e.code === 'string' && e.code.startsWith('Z_')) {
+    return new ApiError('invalid_request', 'the body could not be decompressed as its Content-Encoding header says');
+  }
+  if (err instanceof URIError) return new ApiError('invalid_request', 'the URL path holds a malformed percent-encoding');
+  return new ApiError('invalid_request', 'the request could not be read');
 }

@@ -4,6 +4,7 @@ import type { ZodError } from 'zod';
 
 export const ERROR_STATUS = {
   invalid_params: 400,
+  invalid_request: 400,
   missing_location: 400,
   unsupported_location: 400,
   missing_bearer_token: 401,
@@ -12,8 +13,10 @@ export const ERROR_STATUS = {
   insufficient_credits: 402,
   plan_required: 403,
   not_found: 404,
+  request_timeout: 408,
   alert_limit_reached: 409,
   rate_limited: 429,
+  request_too_large: 431,
   query_failed: 500,
   at_capacity: 503,
   service_unavailable: 503,

@@ -22,6 +22,9 @@ export const locationFields = {
   radius_m: numberParam({ min: 100, max: 2000, description: `Radius around latitude/longitude in metres (default ${DEFAULT_RADIUS_M}).` }).optional(),
 };
 
+/** The radius-search parameters, for endpoints that declare them only to refuse them (EndpointSpec.undocumentedQuery). */
+export const RADIUS_PARAMS = ['latitude', 'longitude', 'radius_m'] as const;
+
 export type LocationKind = 'code_postal' | 'commune' | 'code_departement' | 'radius';
 
 export interface LocationInput {
@@ -61,7 +64,7 @@ export const locationEchoSchema = z.object({
   latitude: z.number().nullable(),
   longitude: z.number().nullable(),
   radius_m: z.number().nullable(),
-});
+}).openapi('LocationEcho');
 
 /** Upper case without accents, as DVF spells commune names ('Saint-Étienne' → 'SAINT-ETIENNE'). */
 export function dvfName(nom: string): string {

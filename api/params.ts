@@ -9,9 +9,18 @@ export { z };
 
 const NUMBER_RE = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
 
-/** A repeated parameter (?a=1&a=2) is an error rather than a silent pick of one value. */
+/** What a repeated parameter (?a=1&a=2, an array in Express's query) becomes, so that its message can say so. */
+const REPEATED = Symbol('repeated');
+
+/** A repeated parameter is an error rather than a silent pick of one value. (Express 5's simple query parser keeps
+ * brackets in the name: ?a[]=1 is a parameter named "a[]", unknown, so ignored.) */
 function single(v: unknown): unknown {
-  return Array.isArray(v) ? { repeated: true } : v;
+  return Array.isArray(v) ? REPEATED : v;
+}
+
+/** The message for a value that is not one plain string, or `fallback`. */
+function shapeIssue(fallback: string) {
+  return (issue: { input?: unknown }) => (issue.input === REPEATED ? 'was given more than once: give it once' : fallback);
 }
 
 function toNumber(v: unknown): unknown {
@@ -20,13 +29,14 @@ function toNumber(v: unknown): unknown {
   return v;
 }
 
-export function numberParam(opts: { min?: number; max?: number; int?: boolean; description: string; example?: number }) {
+/** A numeric query parameter. Both bounds are required: every number reaching SQL fits the column types and DuckDB's
+ * integers (no bigint overflow), and the range is published in the OpenAPI document (docs/decisions.md, API limits). */
+export function numberParam(opts: { min: number; max: number; int?: boolean; description: string; example?: number }) {
   const { min, max, int } = opts;
-  const range = min !== undefined && max !== undefined ? `between ${min} and ${max}` : min !== undefined ? `at least ${min}` : `at most ${max}`;
-  let n = z.number({ error: int ? 'must be an integer' : 'must be a number' });
+  const range = `between ${min} and ${max}`;
+  let n = z.number({ error: shapeIssue(int ? 'must be an integer' : 'must be a number') });
   if (int) n = n.int({ error: 'must be an integer' });
-  if (min !== undefined) n = n.min(min, { error: `must be ${range}` });
-  if (max !== undefined) n = n.max(max, { error: `must be ${range}` });
+  n = n.min(min, { error: `must be ${range}` }).max(max, { error: `must be ${range}` });
   return z.preprocess(toNumber, n).openapi({ description: opts.description, example: opts.example });
 }
 
@@ -39,7 +49,7 @@ export function booleanParam(description: string) {
         if (v === 'false' || v === '0') return false;
         return v;
       },
-      z.boolean({ error: 'must be true or false' }),
+      z.boolean({ error: shapeIssue('must be true or false') }),
     )
     .openapi({ description, type: 'boolean' });
 }
@@ -53,28 +63,30 @@ export function parseDay(s: string): Date | undefined {
 
 export function dateParam(description: string) {
   return z
-    .preprocess(single, z.string({ error: 'must be a date YYYY-MM-DD' }))
+    .preprocess(single, z.string({ error: shapeIssue('must be a date YYYY-MM-DD') }))
     .refine((s) => parseDay(s) !== undefined, { error: 'must be a date YYYY-MM-DD' })
     .openapi({ description, format: 'date', example: '2024-01-01' });
 }
 
 export function enumParam<const T extends readonly [string, ...string[]]>(values: T, description: string) {
   return z
-    .preprocess(single, z.enum(values, { error: `must be one of ${values.join(', ')}` }))
+    .preprocess(single, z.enum(values, { error: shapeIssue(`must be one of ${values.join(', ')}`) }))
     .openapi({ description });
 }
 
 export function stringParam(opts: { description: string; pattern?: RegExp; issue?: string; max?: number; example?: string }) {
-  let s = z.string({ error: 'must be a string' }).trim().min(1, { error: 'must not be empty' }).max(opts.max ?? 200, {
+  let s = z.string({ error: shapeIssue('must be a string') }).trim().min(1, { error: 'must not be empty' }).max(opts.max ?? 200, {
     error: `must be at most ${opts.max ?? 200} characters`,
   });
   if (opts.pattern) s = s.regex(opts.pattern, { error: opts.issue ?? `must match ${opts.pattern}` });
   return z.preprocess(single, s).openapi({ description: opts.description, example: opts.example });
 }
 
-/** A 5-character INSEE commune code: digits, or 2A/2B and three digits in Corsica (case-insensitive). */
+/** A 5-character INSEE commune code: digits, or 2A/2B and three digits in Corsica (either case). The case is spelled
+ * out in the class rather than with an `i` flag, which JSON Schema patterns cannot carry (the OpenAPI document would
+ * publish the flag inside the pattern). */
 export function inseeCodeParam(description: string, example = '33063') {
-  return stringParam({ description, pattern: /^(\d{5}|2[AB]\d{3})$/i, issue: 'must be a 5-character INSEE commune code (digits, or 2A/2B and 3 digits in Corsica)', example });
+  return stringParam({ description, pattern: /^(\d{5}|2[ABab]\d{3})$/, issue: 'must be a 5-character INSEE commune code (digits, or 2A/2B and 3 digits in Corsica)', example });
 }
 
 export const TYPE_LOCAL_4 = ['Maison', 'Appartement', 'Terrain', 'Local commercial'] as const;

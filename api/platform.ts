@@ -66,6 +66,11 @@ export interface EndpointSpec<Q extends AnyObject | undefined, P extends AnyObje
   status?: number;
   /** Error codes this endpoint can return beyond the common ones, for the documentation. */
   errors?: ErrorCode[];
+  /** Query parameters declared only so that they are refused with a precise error (unsupported_location rather than
+   * silently ignored): validated, but left out of the OpenAPI document, which must not advertise them. */
+  undocumentedQuery?: readonly string[];
+  /** The OpenAPI operationId; default derived from the method and path (operationIdOf). */
+  operationId?: string;
 }
 
 /** Identity, for type inference: the handler's return value is checked against the response schema. */
@@ -103,7 +108,7 @@ export const errorSchema = z
   })
   .openapi('Error');
 
-const COMMON_ERRORS: ErrorCode[] = ['invalid_params', 'missing_bearer_token', 'unknown_key', 'inactive_key', 'insufficient_credits', 'rate_limited', 'at_capacity', 'service_unavailable', 'query_failed'];
+const COMMON_ERRORS: ErrorCode[] = ['invalid_params', 'invalid_request', 'request_too_large', 'missing_bearer_token', 'unknown_key', 'inactive_key', 'insufficient_credits', 'rate_limited', 'at_capacity', 'service_unavailable', 'query_failed'];
 
 const KEY_HEADER_RE = /^Bearer\s+(\S+)\s*$/i;
 const REQUEST_ID_RE = /^[\w.:-]{1,128}$/;
@@ -277,7 +282,23 @@ export function mountEndpoint<Q extends AnyObject | undefined, P extends AnyObje
   registerOpenApi(registry, spec, spec.analytic ?? true);
 }
 
+/**
+ * The operationId of an operation: the method, then each path segment after /v1 in camelCase, a path parameter
+ * becoming By<Name> (GET /v1/stats/pouvoir-achat → getStatsPouvoirAchat, GET /v1/transactions/:id →
+ * getTransactionsById). Stable as long as the method and path are, which the API's versioning guarantees.
+ */
+export function operationIdOf(method: string, path: string): string {
+  const words = path
+    .replace(/^\/v1(?=\/|$)/, '')
+    .split('/')
+    .filter(Boolean)
+    .flatMap((seg) => (seg.startsWith(':') || seg.startsWith('{') ? ['by', ...seg.replace(/[:{}]/g, '').split(/[^A-Za-z0-9]+/)] : seg.split(/[^A-Za-z0-9]+/)))
+    .filter(Boolean);
+  return method.toLowerCase() + words.map((w) => w[0].toUpperCase() + w.slice(1)).join('');
+}
+
 function registerOpenApi(registry: OpenAPIRegistry, spec: AnyEndpoint, analytic: boolean): void {
+  const operationId = spec.operationId ?? operationIdOf(spec.method, spec.path);
   let response: AnyObject = spec.response;
   if (spec.cacheTtlSeconds) response = response.extend({ cache: cacheSchema });
   if (analytic) {
@@ -286,6 +307,8 @@ function registerOpenApi(registry: OpenAPIRegistry, spec: AnyEndpoint, analytic:
       query_time_ms: z.number().openapi({ description: 'Server processing time in milliseconds.' }),
     });
   }
+  // Every success body is a named component, so typed clients get a name for it rather than a path into `paths`.
+  response = response.openapi(`${operationId[0].toUpperCase()}${operationId.slice(1)}Response`);
   const codes = [...COMMON_ERRORS, ...(spec.errors ?? [])];
   const byStatus = new Map<number, string[]>();
   for (const code of codes) {
@@ -299,15 +322,18 @@ function registerOpenApi(registry: OpenAPIRegistry, spec: AnyEndpoint, analytic:
     responses[status] = { description: `Error: ${list.join(', ')}.`, content: { 'application/json': { schema: errorSchema } } };
   }
   const cost = typeof spec.credits === 'number' ? `${spec.credits} credits` : 'credits depend on the input';
+  const hidden = spec.undocumentedQuery ?? [];
+  const query = spec.query && hidden.length ? (spec.query as AnyObject).omit(Object.fromEntries(hidden.map((k) => [k, true]))) : spec.query;
   registry.registerPath({
     method: spec.method,
     path: spec.path.replace(/:(\w+)/g, '{$1}'),
+    operationId,
     tags: [spec.tag],
     summary: spec.summary,
     description: [`**${cost}**${spec.cacheTtlSeconds ? `, cached ${spec.cacheTtlSeconds / 3600} h` : ''}.`, spec.description].filter(Boolean).join('\n\n'),
     security: [{ ApiKey: [] }, { Bearer: [] }],
     request: {
-      ...(spec.query ? { query: spec.query } : {}),
+      ...(query ? { query } : {}),
       ...(spec.params ? { params: spec.params } : {}),
       ...(spec.body ? { body: { content: { 'application/json': { schema: spec.body } }, required: true } } : {}),
     },

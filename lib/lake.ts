@@ -76,7 +76,7 @@ export class Lake {
   }
 
   readManifest(): Manifest {
-    this.generations.current(); // migrates a pre-generation lake folder
+    // through the link, or the plain folder of a lake from before generations (migrated by the next writer)
     const file = path.join(this.root, 'manifest.json');
     if (!fs.existsSync(file)) return { schema_version: 1, updated_at: null, sources: {} };
     const m = JSON.parse(fs.readFileSync(file, 'utf8')) as Manifest;

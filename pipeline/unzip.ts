@@ -1,80 +1,72 @@
-// Streams one entry of a ZIP archive to a file. The DGFiP publishes `valeursfoncieres-YYYY.txt.zip`
-// (one ~500 MB text file); DuckDB cannot read ZIP, and loading it whole into memory is not an option.
+// Streams one entry of a ZIP archive to a file. The DGFiP publishes `valeursfoncieres-YYYY.txt.zip` (one ~500 MB text
+// file), INSEE multi-entry archives; DuckDB cannot read ZIP, and loading one whole into memory is not an option.
+// yauzl reads the central directory (ZIP64 included: archives and entries over 4 GB) and inflates as a stream; it does
+// not check CRC-32, so the extracted bytes are checked here and a corrupt archive fails loudly instead of importing.
 import fs from 'node:fs';
+import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import zlib from 'node:zlib';
+import yauzl, { type Entry, type ZipFile } from 'yauzl';
 
-const LOCAL_HEADER = 0x04034b50;
-
+/** Streams the archive's first file entry to outPath (through a temporary file renamed on success). */
 export async function unzipFirstEntry(zipPath: string, outPath: string): Promise<string> {
-  const fd = fs.openSync(zipPath, 'r');
-  const head = Buffer.alloc(30);
-  try {
-    if (fs.readSync(fd, head, 0, 30, 0) < 30 || head.readUInt32LE(0) !== LOCAL_HEADER) {
-      throw new Error(`${zipPath} is not a ZIP archive`);
-    }
-  } finally {
-    fs.closeSync(fd);
-  }
-  const method = head.readUInt16LE(8);
-  const dataStart = 30 + head.readUInt16LE(26) + head.readUInt16LE(28);
-  // A deflate stream ends by itself, so its size may be unknown here (data descriptor); a stored one is bounded.
-  return writeEntry(zipPath, dataStart, method, method === 0 ? head.readUInt32LE(18) : undefined, outPath);
+  return extract(zipPath, () => true, outPath, 'no file entry');
 }
 
-/** Writes the entry's data starting at `start` to outPath, through a temporary file renamed on success. */
-async function writeEntry(zipPath: string, start: number, method: number, compressedSize: number | undefined, outPath: string): Promise<string> {
-  if (method !== 8 && method !== 0) throw new Error(`${zipPath}: unsupported ZIP compression method ${method}`);
-  const tmp = `${outPath}.tmp-${process.pid}`;
-  if (compressedSize === 0) fs.writeFileSync(tmp, '');
-  else {
-    const input = fs.createReadStream(zipPath, { start, ...(compressedSize !== undefined ? { end: start + compressedSize - 1 } : {}) });
-    await (method === 8 ? pipeline(input, zlib.createInflateRaw(), fs.createWriteStream(tmp)) : pipeline(input, fs.createWriteStream(tmp)));
-  }
-  fs.renameSync(tmp, outPath);
-  return outPath;
-}
-
-const CENTRAL_HEADER = 0x02014b50;
-const END_OF_CENTRAL_DIR = 0x06054b50;
-
-/** Streams the entry whose name ends with `name` (INSEE archives hold several levels) to a file, via the central directory. */
+/** Streams the entry whose name ends with `name` (case-insensitive; INSEE archives hold several levels) to outPath. */
 export async function unzipEntry(zipPath: string, name: string, outPath: string): Promise<string> {
-  const fd = fs.openSync(zipPath, 'r');
-  let offset: number;
-  let method: number;
-  let compressedSize: number;
-  try {
-    const size = fs.fstatSync(fd).size;
-    const tailLength = Math.min(size, 65_557); // end record (22 bytes) plus the longest comment
-    const tail = Buffer.alloc(tailLength);
-    fs.readSync(fd, tail, 0, tailLength, size - tailLength);
-    let eocd = -1;
-    for (let i = tailLength - 22; i >= 0; i--) if (tail.readUInt32LE(i) === END_OF_CENTRAL_DIR) { eocd = i; break; }
-    if (eocd < 0) throw new Error(`${zipPath} is not a ZIP archive`);
-    const entries = tail.readUInt16LE(eocd + 10);
-    const cdSize = tail.readUInt32LE(eocd + 12);
-    const cd = Buffer.alloc(cdSize);
-    fs.readSync(fd, cd, 0, cdSize, tail.readUInt32LE(eocd + 16));
-    const names: string[] = [];
-    let found: { method: number; compressedSize: number; localOffset: number } | undefined;
-    for (let p = 0, i = 0; i < entries && cd.readUInt32LE(p) === CENTRAL_HEADER; i++) {
-      const nameLength = cd.readUInt16LE(p + 28);
-      const entryName = cd.toString('utf8', p + 46, p + 46 + nameLength);
-      names.push(entryName);
-      if (!found && entryName.toLowerCase().endsWith(name.toLowerCase())) {
-        found = { method: cd.readUInt16LE(p + 10), compressedSize: cd.readUInt32LE(p + 20), localOffset: cd.readUInt32LE(p + 42) };
-      }
-      p += 46 + nameLength + cd.readUInt16LE(p + 30) + cd.readUInt16LE(p + 32);
-    }
-    if (!found) throw new Error(`${zipPath} has no entry ${name} (entries: ${names.join(', ')})`);
-    const local = Buffer.alloc(30);
-    fs.readSync(fd, local, 0, 30, found.localOffset);
-    offset = found.localOffset + 30 + local.readUInt16LE(26) + local.readUInt16LE(28);
-    method = found.method;
-    compressedSize = found.compressedSize;
-  } finally {
-    fs.closeSync(fd);
-  }
-  return writeEntry(zipPath, offset, method, compressedSize, outPath);
+  const wanted = name.toLowerCase();
+  return extract(zipPath, (entryName) => entryName.toLowerCase().endsWith(wanted), outPath, `no entry ${name}`);
 }
+
+async function open(zipPath: string): Promise<ZipFile> {
+  try {
+    return await yauzl.openPromise(zipPath, { lazyEntries: true, autoClose: false, validateEntrySizes: true, strictFileNames: false });
+  } catch (e) {
+    const message = (e as Error).message;
+    if (/central directory|signature|zip/i.test(message)) throw new Error(`${zipPath} is not a ZIP archive (${message})`);
+    throw e;
+  }
+}
+
+async function extract(zipPath: string, pick: (name: string) => boolean, outPath: string, missing: string): Promise<string> {
+  const zip = await open(zipPath);
+  try {
+    const names: string[] = [];
+    const entry = await new Promise<Entry | undefined>((resolve, reject) => {
+      zip.on('entry', (e: Entry) => {
+        if (!e.fileName.endsWith('/') && pick(e.fileName)) return resolve(e);
+        names.push(e.fileName);
+        zip.readEntry();
+      });
+      zip.on('end', () => resolve(undefined));
+      zip.on('error', reject);
+      zip.readEntry();
+    });
+    if (!entry) throw new Error(`${zipPath} has ${missing} (entries: ${names.join(', ')})`);
+    const tmp = `${outPath}.tmp-${process.pid}`;
+    let crc = 0;
+    const check = new Transform({
+      transform(chunk: Buffer, _enc, done) {
+        crc = zlib.crc32(chunk, crc);
+        done(null, chunk);
+      },
+    });
+    try {
+      await pipeline(await zip.openReadStreamPromise(entry), check, fs.createWriteStream(tmp));
+      if (crc >>> 0 !== entry.crc32 >>> 0) {
+        throw new Error(`${zipPath}: CRC-32 mismatch on ${entry.fileName} (expected ${hex(entry.crc32)}, got ${hex(crc)}): the archive is corrupt`);
+      }
+    } catch (e) {
+      fs.rmSync(tmp, { force: true });
+      const message = (e as Error).message;
+      throw message.startsWith(zipPath) ? e : new Error(`${zipPath}: cannot extract ${entry.fileName}: ${message}`);
+    }
+    fs.renameSync(tmp, outPath);
+    return outPath;
+  } finally {
+    zip.close();
+  }
+}
+
+const hex = (n: number) => (n >>> 0).toString(16).padStart(8, '0');

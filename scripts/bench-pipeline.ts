@@ -17,6 +17,9 @@
 // --repeat N runs the pipeline phase N times (fresh lake each time) and reports the median run.
 // Without --keep the temporary folder is removed; with --keep DIR the data stays in DIR and a later run with the
 // same --rows reuses the generated files (the lake is always rebuilt from scratch).
+//
+// `--dpe-csv SIZE` (e.g. 5GB) runs the other benchmark instead: the streaming template on one DPE-shaped CSV of that
+// size (scripts/bench/dpe-csv.ts), generated in `--dir` (default: a folder under /work or the OS temp folder, removed after).
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -29,6 +32,7 @@ import { buildMarts } from '../marts/runner';
 import { runSource, type PartOutcome } from '../pipeline/run';
 import { Lake } from '../lib/lake';
 import { DVF_DEPARTEMENTS, dvfSource } from '../pipeline/sources/dvf';
+import { BAD_SURFACE_EVERY, DPE_MEMORY_LIMIT, generateDpeCsv, importDpeCsv, parseSize, type DpeImportResult } from './bench/dpe-csv';
 
 const ANNEE = 2024;
 const GENERATOR_VERSION = 1;
@@ -498,7 +502,7 @@ function parseArgs(argv: string[]): Record<string, string> {
   const out: Record<string, string> = {};
   for (let i = 0; i < argv.length; i++) {
     const m = /^--([\w-]+)$/.exec(argv[i]);
-    if (!m) throw new Error(`unexpected argument ${argv[i]} (usage: --rows N --keep DIR --repeat N --per-file --json FILE)`);
+    if (!m) throw new Error(`unexpected argument ${argv[i]} (usage: --rows N --keep DIR --repeat N --per-file --json FILE, or --dpe-csv SIZE [--dir DIR] [--json FILE])`);
     if (m[1] === 'per-file') {
       out[m[1]] = 'yes';
       continue;
@@ -521,11 +525,15 @@ async function main() {
       : args.phase === 'parse' ? await phaseParse(dir)
       : args.phase === 'marts' ? await phaseMarts(dir)
       : args.phase === 'per-file' ? await phasePerFile(dir)
+      : args.phase === 'dpe-generate' ? await generateDpeCsv(path.join(dir, 'dpe.csv'), Number(args.bytes), seed)
+      : args.phase === 'dpe-import' ? await importDpeCsv(path.join(dir, 'dpe.csv'), dir)
       : undefined;
     if (!result) throw new Error(`unknown phase ${args.phase}`);
     fs.writeFileSync(args.result, JSON.stringify(result));
     return;
   }
+
+  if (args['dpe-csv']) return dpeCsvBench(args);
 
   const rows = Number(args.rows ?? 3_500_000);
   if (!Number.isInteger(rows) || rows < 1000) throw new Error('--rows must be an integer ≥ 1000');
@@ -618,6 +626,36 @@ async function main() {
     }
   } finally {
     if (!args.keep) fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The streaming-template benchmark: generate (not measured), then import in a child process of its own. */
+async function dpeCsvBench(args: Record<string, string>) {
+  const bytes = parseSize(args['dpe-csv']);
+  const dir = fs.mkdtempSync(path.join(args.dir ? path.resolve(args.dir) : os.tmpdir(), 'foncier-bench-dpe-'));
+  const cpus = os.cpus();
+  console.log(`Streaming template benchmark: a ${fmt(bytes / 2 ** 30, 2)} GiB DPE CSV (220 label-style columns) in ${dir}`);
+  console.log(`Machine: ${cpus.length} CPUs (${cpus[0]?.model.trim() ?? '?'}), ${fmt(os.totalmem() / 2 ** 30, 1)} GiB RAM, Node ${process.version}; load average ${os.loadavg().map((l) => fmt(l, 2)).join(' ')}`);
+  try {
+    console.log('\nGenerating (not measured)…');
+    const gen = await runChild<{ rows: number; bytes: number; seconds: number; badSurfaces: number }>('dpe-generate', { dir, bytes: String(bytes), seed: args.seed ?? '2024' });
+    console.log(`Generation: ${fmt(gen.rows)} rows, ${fmt(gen.bytes / 2 ** 20)} MiB, ${fmt(gen.seconds, 1)} s`);
+    const loadBefore = os.loadavg()[0];
+    console.log(`\nMeasuring the import (stageFile → TEMP table → Parquet, DuckDB memory_limit ${DPE_MEMORY_LIMIT}, 2 threads; load ${fmt(loadBefore, 2)} before)…`);
+    const r = await runChild<DpeImportResult>('dpe-import', { dir });
+    const seconds = r.stageSeconds + r.copySeconds;
+    console.log(`Rows read ${fmt(r.rowsRead)}, staged ${fmt(r.rowsStaged)}; anomalies ${JSON.stringify(r.anomalies)}; ${r.unmappedColumns} published columns not kept`);
+    console.log(`stage (read_csv → typed TEMP table): ${fmt(r.stageSeconds, 1)} s, ${fmt(r.rowsRead / r.stageSeconds)} rows/s, ${fmt(gen.bytes / 2 ** 20 / r.stageSeconds)} MiB/s`);
+    console.log(`copy (TEMP table → Parquet zstd, ${fmt(r.parquetMiB)} MiB): ${fmt(r.copySeconds, 1)} s`);
+    console.log(`end to end: ${fmt(seconds, 1)} s, ${fmt(r.rowsRead / seconds)} rows/s, ${fmt(r.cpuSeconds / seconds, 2)} CPU cores (${fmt(r.rowsRead / r.cpuSeconds)} rows per CPU-second); peak RSS (VmHWM) ${fmt(r.peakRssMiB)} MiB → ${r.peakRssMiB < 2048 ? 'under' : 'OVER'} 2 GiB`);
+    console.log(`load average after: ${os.loadavg().map((l) => fmt(l, 2)).join(' ')}`);
+    const expectedBad = gen.badSurfaces;
+    if ((r.anomalies.unparsable_surface_habitable_logement ?? 0) !== expectedBad || r.rowsRead !== gen.rows) {
+      throw new Error(`counts differ from the generator: ${gen.rows} rows and ${expectedBad} bad surfaces (one in ${BAD_SURFACE_EVERY}) generated`);
+    }
+    if (args.json) fs.writeFileSync(args.json, JSON.stringify({ generation: gen, import: r, loadBefore, loadAfter: os.loadavg() }, null, 2));
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
   }
 }
 

@@ -3,14 +3,23 @@
 // downloaded from a loopback mirror into the lake and the loyers_communes mart.
 import fs from 'node:fs';
 import path from 'node:path';
+import zlib from 'node:zlib';
 import { describe, expect, it } from 'vitest';
+import { samplesDir } from '../lib/config';
+import { all } from '../lib/duck';
 import { buildMarts } from '../marts/runner';
 import { Lake } from '../lib/lake';
 import { runSource } from '../pipeline/run';
-import { ANIL_FILES, parseAnil, type AnilSegment } from '../pipeline/sources/anil';
-import { decodeText } from '../pipeline/sources/text';
-import { ANIL_SAMPLES, mirror } from './helpers/income';
+import { ANIL_FILES, stageAnil, type AnilSegment } from '../pipeline/sources/anil';
+import { ANIL_SAMPLES, mirror, testConnection } from './helpers/income';
 import { queryParquet, sampleTree, tempDir } from './helpers/samples';
+
+// The parsing runs in DuckDB: this adapter stages a file and reads the staged rows back.
+const duck = testConnection();
+async function parseAnil(file: string, segment: AnilSegment, millesime: number) {
+  const parsed = await stageAnil(duck.conn, file, segment, millesime);
+  return { ...parsed, rows: await all<Record<string, string | number | null>>(duck.conn, `SELECT * FROM ${parsed.table}`) };
+}
 
 /** Independent reading of a sample: the header's positions, the comma turned into a dot. */
 function rawRows(file: string): Array<Record<string, string>> {
@@ -21,9 +30,9 @@ const num = (s: string) => Number(s.replace(',', '.'));
 
 describe('ANIL parser on the real Lyon extracts', () => {
   for (const [segment, file] of Object.entries(ANIL_SAMPLES) as Array<[AnilSegment, string]>) {
-    it(`reads every arrondissement of ${path.basename(file)} with its rent, interval, level, counts and R²`, () => {
+    it(`reads every arrondissement of ${path.basename(file)} with its rent, interval, level, counts and R²`, async () => {
       const raw = rawRows(file);
-      const parsed = parseAnil(decodeText(fs.readFileSync(file)).text, segment, 2024);
+      const parsed = await parseAnil(file, segment, 2024);
       expect(parsed.rows.length).toBe(raw.length);
       for (const r of raw) {
         const row = parsed.rows.find((x) => x.code_commune === r.INSEE_C)!;
@@ -40,27 +49,50 @@ describe('ANIL parser on the real Lyon extracts', () => {
     });
   }
 
-  it('keys rows by INSEE_C even when maille rows share a zone id and a rent (houses)', () => {
+  it('keys rows by INSEE_C even when maille rows share a zone id and a rent (houses)', async () => {
     const raw = rawRows(ANIL_SAMPLES.maison);
-    const parsed = parseAnil(fs.readFileSync(ANIL_SAMPLES.maison, 'utf8'), 'maison', 2024);
+    const parsed = await parseAnil(ANIL_SAMPLES.maison, 'maison', 2024);
     const zones = raw.map((r) => r.id_zone);
     expect(new Set(zones).size).toBeLessThan(zones.length);
     expect(new Set(parsed.rows.map((r) => r.code_commune)).size).toBe(raw.length);
     expect(parsed.anomalies.duplicate_insee).toBe(0);
   });
 
-  it('reads a Windows-1252 file with quoted fields, skips bad codes and rows without rent, and counts them', () => {
+  it('reads a Windows-1252 file with quoted fields, skips bad codes and rows without rent, and counts them', async () => {
     const text = ['"id_zone";"INSEE_C";"LIBGEO";"EPCI";"DEP";"REG";"loypredm2";"lwr.IPm2";"upr.IPm2";"TYPPRED";"nbobs_com";"nbobs_mail";"R2_adj"',
       '"12";"23096";"Guéret";"200034379";"23";"75";"8,41";"6,1";"11,5";"commune";"45";"300";"0,61"',
       '"13";"XX";"Nowhere";"";"";"";"8";"6";"11";"commune";"1";"1";"0,5"',
       '"14";"2B033";"Bastia";"";"2B";"94";"NA";"";"";"commune";"3";"3";""',
       '"15";"23096";"Guéret";"";"";"";"9";"6";"11";"commune";"1";"1";"0,5"'].join('\r\n');
-    const { text: decoded, encoding } = decodeText(Buffer.from(text, 'latin1'));
-    expect(encoding).toBe('windows-1252');
-    const parsed = parseAnil(decoded, 'appartement', 2025);
+    const file = path.join(tempDir(), 'pred-app-mef-dhup.csv');
+    fs.writeFileSync(file, Buffer.from(text, 'latin1'));
+    const parsed = await parseAnil(file, 'appartement', 2025);
+    expect(parsed.encoding).toBe('windows-1252');
     expect(parsed.rows).toHaveLength(1);
     expect(parsed.rows[0]).toMatchObject({ code_commune: '23096', libelle_commune: 'Guéret', loyer_m2_cc: 8.41, r2_ajuste: 0.61 });
     expect(parsed.anomalies).toMatchObject({ invalid_insee: 1, missing_loyer: 1, duplicate_insee: 1 });
+  });
+});
+
+describe('ANIL parser on the complete national file of the first ("2018") edition', () => {
+  it('reads the older column names and pads the codes that lost their leading zero', async () => {
+    const file = path.join(samplesDir, 'loyers_anil', 'carte-des-loyers-2018_indicateurs-loyers-appartements_national.csv.gz');
+    const [head, ...lines] = zlib.gunzipSync(fs.readFileSync(file)).toString('utf8').trim().split('\n').map((l) => l.split(';'));
+    const raw = lines.map((cells) => Object.fromEntries(head.map((h, i) => [h, cells[i]])));
+    const parsed = await parseAnil(file, 'appartement', 2018);
+    expect([parsed.rowsRead, parsed.rowsKept]).toEqual([raw.length, raw.length]);
+    expect(parsed.anomalies).toMatchObject({ invalid_insee: 0, duplicate_insee: 0, missing_loyer: 0, unparsable_value: 0 });
+    expect(parsed.anomalies.prediction_not_commune).toBe(raw.filter((r) => r.TYPPRED !== 'commune').length);
+    const short = raw.filter((r) => r.INSEE.length === 4);
+    expect(short.length).toBe(3179);
+    const byCode = new Map(parsed.rows.map((r) => [r.code_commune, r]));
+    for (const r of [short[0], short.at(-1)!, raw.find((x) => x.INSEE === '75101')!]) {
+      expect(byCode.get(r.INSEE.padStart(5, '0'))).toMatchObject({
+        libelle_commune: r.LIBGEO, nb_observations_commune: Number(r.NBobs_commune), nb_observations_maille: Number(r.NBobs_maille), niveau_prediction: r.TYPPRED,
+      });
+      expect(byCode.get(r.INSEE.padStart(5, '0'))!.loyer_m2_cc).toBeCloseTo(num(r.loypredm2), 12);
+      expect(byCode.get(r.INSEE.padStart(5, '0'))!.r2_ajuste).toBeCloseTo(num(r.R2adj), 12);
+    }
   });
 });
 

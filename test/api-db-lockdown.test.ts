@@ -5,14 +5,15 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ServingDb } from '../api/db';
 import { lit } from '../lib/duck';
-import { startTestApi, type TestApi } from './helpers/api';
+import { buildSampleData, startTestApi, type TestApi } from './helpers/api';
 import { tempDir } from './helpers/samples';
 
 let api: TestApi;
 let file: string;
 let outside: string;
 beforeAll(async () => {
-  api = await startTestApi();
+  // A private copy: the test writes a file beside the serving database.
+  api = await startTestApi({ dataRoot: await buildSampleData() });
   file = api.ctx.db.file!;
   outside = tempDir('foncier-outside-');
   fs.writeFileSync(path.join(outside, 'secret.csv'), 'a,b\n1,2\n');

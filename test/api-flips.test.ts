@@ -253,7 +253,9 @@ describe('GET /v1/flips', () => {
     const doc = (await api.get('/v1/openapi.json')).body;
     const op = doc.paths['/v1/flips'].get;
     expect(op.parameters.map((p: { name: string }) => p.name).sort()).toEqual(['code_commune', 'code_insee', 'type_local']);
-    expect(Object.keys(op.responses['200'].content['application/json'].schema.properties ?? {})).toEqual(expect.arrayContaining(['taux_de_flip', 'methodes_detection', 'cache', '_credits']));
+    // The success body is a named component (GetFlipsResponse).
+    const ref: string = op.responses['200'].content['application/json'].schema.$ref;
+    expect(Object.keys(doc.components.schemas[ref.split('/').pop()!].properties ?? {})).toEqual(expect.arrayContaining(['taux_de_flip', 'methodes_detection', 'cache', '_credits']));
   });
 });
 

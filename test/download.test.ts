@@ -67,8 +67,9 @@ beforeEach(async () => {
     const headers = { ...validators, 'content-type': 'text/csv', 'content-length': String(slice.length) };
     if (start > 0) res.writeHead(206, { ...headers, 'content-range': `bytes ${start}-${body.length - 1}/${fault?.claimTotal ?? body.length}` });
     else res.writeHead(200, headers);
-    // The pause lets the client consume the bytes before the drop: undici discards chunks still queued when it sees the reset.
-    if (fault?.dropAfter !== undefined) res.write(slice.subarray(0, fault.dropAfter), () => setTimeout(() => res.socket?.destroy(), 50));
+    // The pause lets the client consume the bytes before the drop: undici discards chunks still queued when it sees the
+    // reset (50 ms was too short on a loaded machine: the client had read nothing and restarted from byte 0).
+    if (fault?.dropAfter !== undefined) res.write(slice.subarray(0, fault.dropAfter), () => setTimeout(() => res.socket?.destroy(), 300));
     else if (fault?.stallAfter !== undefined) res.write(slice.subarray(0, fault.stallAfter));
     else res.end(slice);
   });

@@ -3,13 +3,32 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { all, lit, one } from '../lib/duck';
 import { Lake } from '../lib/lake';
 import { runSource } from '../pipeline/run';
-import { filosofiValue, parseFilosofi } from '../pipeline/sources/filosofi';
-import { communeCode, decodeText, parseFrenchNumber } from '../pipeline/sources/text';
-import { FILOSOFI_SAMPLE, mirror, writeZip } from './helpers/income';
+import { filosofiStatutSql, stageFilosofi } from '../pipeline/sources/filosofi';
+import { communeCodeSql, frenchNumberSql } from '../pipeline/sources/text';
+import { stageFile } from '../pipeline/stage';
+import { FILOSOFI_SAMPLE, mirror, testConnection, writeZip } from './helpers/income';
 import { lakeGlob, queryParquet, tempDir } from './helpers/samples';
+
+// The parsing runs in DuckDB: these adapters stage a file (or evaluate one SQL helper) and read the result back.
+const duck = testConnection();
+interface Row { code_commune: string; nb_menages_fiscaux: number | null; revenu_median_uc: number | null; revenu_median_statut: string }
+async function parseFilosofi(file: string, fileYear?: number) {
+  const parsed = await stageFilosofi(duck.conn, file, fileYear);
+  return { ...parsed, rows: await all<Row>(duck.conn, `SELECT * FROM ${parsed.table}`) };
+}
+const textFile = (content: string | Buffer) => {
+  const f = path.join(tempDir(), 'f.csv');
+  fs.writeFileSync(f, content);
+  return f;
+};
+const sqlOf = async (expr: (e: string) => string, s: string) => (await one<{ v: unknown }>(duck.conn, `SELECT ${expr(`nullif(trim(${lit(s)}), '')`)} AS v`))!.v;
+const parseFrenchNumber = async (s: string) => ((await sqlOf(frenchNumberSql, s)) as number | null) ?? undefined;
+const communeCode = async (s: string) => ((await sqlOf(communeCodeSql, s)) as string | null) ?? undefined;
+const filosofiValue = async (s: string) => ({ value: (await sqlOf(frenchNumberSql, s)) as number | null, statut: await sqlOf(filosofiStatutSql, s) });
 
 const sampleText = zlib.gunzipSync(fs.readFileSync(FILOSOFI_SAMPLE)).toString('utf8');
 // Independent reading of the sample: plain split, no quotes in this file.
@@ -18,8 +37,12 @@ const header = rawLines[0];
 const raw = new Map(rawLines.slice(1).map((cells) => [cells[0], Object.fromEntries(header.map((h, i) => [h, cells[i]]))]));
 
 describe('Filosofi parser on the real 2020 commune file', () => {
-  const parsed = parseFilosofi(decodeText(fs.readFileSync(FILOSOFI_SAMPLE)).text);
-  const byCode = new Map(parsed.rows.map((r) => [r.code_commune, r]));
+  let parsed: Awaited<ReturnType<typeof parseFilosofi>>;
+  let byCode: Map<string, Row>;
+  beforeAll(async () => {
+    parsed = await parseFilosofi(FILOSOFI_SAMPLE);
+    byCode = new Map(parsed.rows.map((r) => [r.code_commune, r]));
+  });
 
   it('takes the vintage from the MED20 column and keeps every commune line', () => {
     expect(parsed.annee).toBe(2020);
@@ -48,36 +71,39 @@ describe('Filosofi parser on the real 2020 commune file', () => {
     expect(byCode.get('69388')!.revenu_median_uc).not.toBe(byCode.get('69123')!.revenu_median_uc);
   });
 
-  it('refuses a file whose vintage contradicts the one asked for, and one without MED', () => {
-    expect(() => parseFilosofi(sampleText, 2021)).toThrow(/MED20/);
-    expect(() => parseFilosofi('CODGEO;P20_POP\n01001;800\n')).toThrow(/Filosofi/);
+  it('refuses a file whose vintage contradicts the one asked for, and one without MED', async () => {
+    await expect(parseFilosofi(textFile(sampleText), 2021)).rejects.toThrow(/MED20/);
+    await expect(parseFilosofi(textFile('CODGEO;P20_POP\n01001;800\n'))).rejects.toThrow(/Filosofi/);
   });
 });
 
 describe('text helpers', () => {
-  it('reads decimal commas, spaces as thousands separators, and refuses text', () => {
-    expect(parseFrenchNumber('19,6723304671415')).toBeCloseTo(19.6723304671415, 12);
-    expect(parseFrenchNumber('-18,5')).toBe(-18.5);
-    expect(parseFrenchNumber('1 032 431')).toBe(1032431);
-    expect(parseFrenchNumber('0')).toBe(0);
-    expect(parseFrenchNumber('s')).toBeUndefined();
-    expect(filosofiValue('nd')).toEqual({ value: null, statut: 'not_available' });
-    expect(filosofiValue('')).toEqual({ value: null, statut: 'missing' });
-    expect(filosofiValue('12,5')).toEqual({ value: 12.5, statut: 'ok' });
+  it('reads decimal commas, spaces as thousands separators, and refuses text', async () => {
+    expect(await parseFrenchNumber('19,6723304671415')).toBeCloseTo(19.6723304671415, 12);
+    expect(await parseFrenchNumber('-18,5')).toBe(-18.5);
+    expect(await parseFrenchNumber('1 032 431')).toBe(1032431);
+    expect(await parseFrenchNumber('0')).toBe(0);
+    expect(await parseFrenchNumber('s')).toBeUndefined();
+    expect(await parseFrenchNumber('nan')).toBeUndefined();
+    expect(await filosofiValue('nd')).toEqual({ value: null, statut: 'not_available' });
+    expect(await filosofiValue('')).toEqual({ value: null, statut: 'missing' });
+    expect(await filosofiValue('12,5')).toEqual({ value: 12.5, statut: 'ok' });
   });
 
-  it('pads commune codes lost by spreadsheets and keeps Corsican letters', () => {
-    expect(communeCode('1001')).toBe('01001');
-    expect(communeCode('2a004')).toBe('2A004');
-    expect(communeCode('2C004')).toBeUndefined();
-    expect(communeCode('123')).toBeUndefined();
+  it('pads commune codes lost by spreadsheets and keeps Corsican letters', async () => {
+    expect(await communeCode('1001')).toBe('01001');
+    expect(await communeCode('2a004')).toBe('2A004');
+    expect(await communeCode('2C004')).toBeUndefined();
+    expect(await communeCode('123')).toBeUndefined();
   });
 
-  it('decodes gzip, strips a BOM and falls back to Windows-1252', () => {
-    expect(decodeText(zlib.gzipSync(Buffer.from('\uFEFFa;b'))).text).toBe('a;b');
-    const latin = decodeText(Buffer.from('INSEE_C;LIBGEO\n23096;Guéret\n', 'latin1'));
+  it('decodes gzip, strips a BOM and falls back to Windows-1252', async () => {
+    const gz = path.join(tempDir(), 'a.csv.gz');
+    fs.writeFileSync(gz, zlib.gzipSync(Buffer.from('\uFEFFa;b\n1;2\n')));
+    expect((await stageFile(duck.conn, { file: gz, table: 't', columns: { a: 'VARCHAR' } })).header).toEqual(['a', 'b']);
+    const latin = await stageFile(duck.conn, { file: textFile(Buffer.from('INSEE_C;LIBGEO\n23096;Guéret\n', 'latin1')), table: 't', columns: { libgeo: 'VARCHAR' } });
     expect(latin.encoding).toBe('windows-1252');
-    expect(latin.text).toContain('Guéret');
+    expect(await all(duck.conn, 'SELECT libgeo FROM t')).toEqual([{ libgeo: 'Guéret' }]);
   });
 });
 

@@ -84,11 +84,13 @@ export function direction(pct: number | null): Direction | null {
   return pct > 2 ? 'increasing' : pct < -2 ? 'decreasing' : 'stable';
 }
 
-export const zoneSchema = z.object({
-  code_postal: z.string().nullable(),
-  commune: z.string().nullable(),
-  code_departement: z.string().nullable(),
-});
+export const zoneSchema = z
+  .object({
+    code_postal: z.string().nullable(),
+    commune: z.string().nullable(),
+    code_departement: z.string().nullable(),
+  })
+  .openapi('Zone');
 
 export function zoneOf(location: Location): z.output<typeof zoneSchema> {
   const { code_postal, commune, code_departement } = location.echo;

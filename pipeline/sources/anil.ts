@@ -1,7 +1,9 @@
 // ANIL "carte des loyers" source: predicted advertised rents per m² (charges included, unfurnished) per commune, in four
 // files per edition (all flats, T1–T2, T3+, houses), one lake partition per file (scope FR-<segment>, edition year).
-import fs from 'node:fs';
-import { communeCode, decodeText, parseFrenchNumber, readTable } from './text';
+import path from 'node:path';
+import { all, lit, run, type DuckDBConnection } from '../../lib/duck';
+import { stageFile } from '../stage';
+import { communeCodeSql } from './text';
 import { ANIL_COLUMNS, writeNationalPartition } from './national';
 import { anilDeclaration } from '../../lib/sources/anil';
 import type { ImportContext, ImportItem, ImportResult, Part, Selection, Source } from './types';
@@ -21,69 +23,52 @@ export const ANIL_FILES = {
 
 export type AnilSegment = keyof typeof ANIL_FILES;
 
-interface AnilRow {
-  code_commune: string;
-  segment: AnilSegment;
-  libelle_commune: string | null;
-  id_zone: string | null;
-  loyer_m2_cc: number;
-  loyer_m2_cc_bas: number | null;
-  loyer_m2_cc_haut: number | null;
-  niveau_prediction: string | null;
-  nb_observations_commune: number | null;
-  nb_observations_maille: number | null;
-  r2_ajuste: number | null;
-  millesime: number;
-}
-
-/** Parses one ANIL file (dotted column names such as lwr.IPm2, decimal commas, CRLF or LF, optional quotes). */
-export function parseAnil(text: string, segment: AnilSegment, millesime: number): { rows: AnilRow[]; rowsRead: number; anomalies: Record<string, number> } {
-  const { header, rows } = readTable(text);
-  const byLower = new Map(header.map((h) => [h.toLowerCase(), h]));
-  const col = (...names: string[]) => names.map((n) => byLower.get(n.toLowerCase())).find((h) => h !== undefined);
-  const c = {
-    insee: col('INSEE_C', 'INSEE_COM', 'INSEE'), libgeo: col('LIBGEO'), zone: col('id_zone'), loyer: col('loypredm2'),
-    lwr: col('lwr.IPm2'), upr: col('upr.IPm2'), typpred: col('TYPPRED'), nbCom: col('nbobs_com'), nbMail: col('nbobs_mail'), r2: col('R2_adj'),
-  };
-  if (!c.insee || !c.loyer) throw new Error(`not an ANIL rent file: INSEE_C and loypredm2 columns expected, got ${header.slice(0, 6).join(';')}…`);
-  const anomalies: Record<string, number> = { invalid_insee: 0, duplicate_insee: 0, missing_loyer: 0, unparsable_value: 0, prediction_not_commune: 0 };
-  const num = (r: Record<string, string>, k: string | undefined): number | null => {
-    if (!k || r[k] === '' || r[k] === undefined || /^(na|nan)$/i.test(r[k])) return null;
-    const n = parseFrenchNumber(r[k]);
-    if (n === undefined) anomalies.unparsable_value++;
-    return n ?? null;
-  };
-  const seen = new Set<string>();
-  const out: AnilRow[] = [];
-  for (const r of rows) {
-    const code = communeCode(r[c.insee]);
-    if (!code) {
-      anomalies.invalid_insee++;
-      continue;
-    }
-    if (seen.has(code)) {
-      anomalies.duplicate_insee++;
-      continue;
-    }
-    const loyer = num(r, c.loyer);
-    if (loyer === null) {
-      anomalies.missing_loyer++;
-      continue;
-    }
-    seen.add(code);
-    const niveau = c.typpred && r[c.typpred] ? r[c.typpred].toLowerCase() : null;
-    if (niveau !== 'commune') anomalies.prediction_not_commune++;
-    const int = (k: string | undefined) => {
-      const v = num(r, k);
-      return v === null ? null : Math.round(v);
-    };
-    out.push({
-      code_commune: code, segment, libelle_commune: c.libgeo ? r[c.libgeo] || null : null, id_zone: c.zone ? r[c.zone] || null : null,
-      loyer_m2_cc: loyer, loyer_m2_cc_bas: num(r, c.lwr), loyer_m2_cc_haut: num(r, c.upr), niveau_prediction: niveau,
-      nb_observations_commune: int(c.nbCom), nb_observations_maille: int(c.nbMail), r2_ajuste: num(r, c.r2), millesime,
-    });
+/**
+ * Stages one ANIL file (dotted column names such as lwr.IPm2, decimal commas, CRLF or LF, optional quotes; read by
+ * DuckDB, never by Node) into the TEMP table `anil_rows`. A commune keeps its first line that has a rent.
+ */
+export async function stageAnil(conn: DuckDBConnection, file: string, segment: AnilSegment, millesime: number, tmpDir?: string): Promise<{ table: string; encoding: string; rowsRead: number; rowsKept: number; anomalies: Record<string, number> }> {
+  const staged = await stageFile(conn, {
+    file, table: 'anil_raw', tmpDir, nullStrings: ['', 'NA', 'na', 'NaN', 'nan', 'NAN'],
+    columns: {
+      insee: { type: 'VARCHAR', names: ['INSEE_C', 'INSEE_COM', 'INSEE'] }, libgeo: { type: 'VARCHAR', names: ['LIBGEO'] },
+      zone: { type: 'VARCHAR', names: ['id_zone'] }, loyer: { type: 'DOUBLE', names: ['loypredm2'] },
+      lwr: { type: 'DOUBLE', names: ['lwr.IPm2'] }, upr: { type: 'DOUBLE', names: ['upr.IPm2'] }, typpred: { type: 'VARCHAR', names: ['TYPPRED'] },
+      // the first ("2018") edition spells them NBobs_commune, NBobs_maille and R2adj (the last matches R2_adj once normalised)
+      nb_com: { type: 'INTEGER', names: ['nbobs_com', 'NBobs_commune'] }, nb_mail: { type: 'INTEGER', names: ['nbobs_mail', 'NBobs_maille'] },
+      r2: { type: 'DOUBLE', names: ['R2_adj'] },
+    },
+  });
+  if (!staged.mapping.insee || !staged.mapping.loyer) {
+    throw new Error(`not an ANIL rent file: INSEE_C and loypredm2 columns expected, got ${staged.header.slice(0, 6).join(';')}…`);
   }
-  return { rows: out, rowsRead: rows.length, anomalies };
+  // rowid follows the file order: a valid code's first line with a rent is kept; later lines of a kept code are
+  // duplicates; lines of a code that has no kept line before them lack their rent.
+  await run(conn, `CREATE OR REPLACE TEMP TABLE anil_coded AS
+    SELECT rowid AS i, ${communeCodeSql('insee')} AS code, * EXCLUDE (insee) FROM anil_raw`);
+  await run(conn, 'DROP TABLE anil_raw');
+  await run(conn, `CREATE OR REPLACE TEMP TABLE anil_rows AS
+    SELECT code AS code_commune, ${lit(segment)} AS segment, libgeo AS libelle_commune, zone AS id_zone, loyer AS loyer_m2_cc,
+      lwr AS loyer_m2_cc_bas, upr AS loyer_m2_cc_haut, lower(typpred) AS niveau_prediction, nb_com AS nb_observations_commune,
+      nb_mail AS nb_observations_maille, r2 AS r2_ajuste, ${millesime} AS millesime, i
+    FROM anil_coded WHERE code IS NOT NULL AND loyer IS NOT NULL
+    QUALIFY row_number() OVER (PARTITION BY code ORDER BY i) = 1
+    ORDER BY i`);
+  const [c] = await all<Record<string, number>>(conn, `SELECT
+      count(*) FILTER (code IS NULL)::INTEGER AS invalid_insee,
+      count(*) FILTER (code IS NOT NULL AND i > k.first)::INTEGER AS duplicate_insee,
+      count(*) FILTER (code IS NOT NULL AND (k.first IS NULL OR i < k.first))::INTEGER AS missing_loyer,
+      (SELECT count(*) FROM anil_rows WHERE niveau_prediction IS DISTINCT FROM 'commune')::INTEGER AS prediction_not_commune,
+      (SELECT count(*) FROM anil_rows)::INTEGER AS kept
+    FROM anil_coded LEFT JOIN (SELECT code_commune, i AS first FROM anil_rows) k ON k.code_commune = anil_coded.code`);
+  await run(conn, 'DROP TABLE anil_coded');
+  await run(conn, 'ALTER TABLE anil_rows DROP COLUMN i');
+  const unparsable = Object.entries(staged.anomalies).filter(([k]) => k.startsWith('unparsable_')).reduce((a, [, n]) => a + n, 0);
+  const { kept, ...counts } = c;
+  return {
+    table: 'anil_rows', encoding: staged.encoding, rowsRead: staged.rowsRead, rowsKept: kept,
+    anomalies: { ...counts, unparsable_value: unparsable, ...(staged.anomalies.malformed_line ? { malformed_line: staged.anomalies.malformed_line } : {}) },
+  };
 }
 
 export const anilSource: Source = {
@@ -105,14 +90,14 @@ export const anilSource: Source = {
     const results: ImportResult[] = [];
     for (const item of items) {
       const segment = item.part.format as AnilSegment;
-      const { text, encoding } = decodeText(fs.readFileSync(item.file.path));
-      const parsed = parseAnil(text, segment, item.part.annee!);
+      const parsed = await stageAnil(ctx.conn, item.file.path, segment, item.part.annee!, path.join(ctx.lake.root, '.staging'));
       const anomalies = Object.fromEntries(Object.entries(parsed.anomalies).filter(([, n]) => n > 0));
-      ctx.log(`anil ${segment} ${item.part.annee} (${encoding}): ${parsed.rows.length} communes; ${Object.entries(anomalies).map(([k, n]) => `${k} ${n}`).join(', ') || 'no anomaly'}`);
+      ctx.log(`anil ${segment} ${item.part.annee} (${parsed.encoding}): ${parsed.rowsKept} communes; ${Object.entries(anomalies).map(([k, n]) => `${k} ${n}`).join(', ') || 'no anomaly'}`);
       const partition = await writeNationalPartition(ctx, {
-        source: 'anil', scope: `FR-${segment}`, annee: item.part.annee!, columns: ANIL_COLUMNS, rows: parsed.rows as unknown as Array<Record<string, unknown>>,
+        source: 'anil', scope: `FR-${segment}`, annee: item.part.annee!, columns: ANIL_COLUMNS, table: parsed.table,
         item, rowsRead: parsed.rowsRead, anomalies,
       });
+      await run(ctx.conn, `DROP TABLE ${parsed.table}`);
       results.push({ partitions: [partition], fileAnomalies: {} });
     }
     return results;

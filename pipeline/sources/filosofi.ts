@@ -1,7 +1,9 @@
 // INSEE Filosofi source: the commune file of the "base comparateur de territoires" (CODGEO, NBMENFISC<yy>, MED<yy>),
 // one lake partition per income vintage (scope FR). Secrecy markers become nulls with their reason kept.
-import fs from 'node:fs';
-import { communeCode, decodeText, parseFrenchNumber, readTable } from './text';
+import path from 'node:path';
+import { all, run, type DuckDBConnection } from '../../lib/duck';
+import { stageFile } from '../stage';
+import { communeCodeSql, frenchNumberSql } from './text';
 import { FILOSOFI_COLUMNS, writeNationalPartition } from './national';
 import { filosofiDeclaration } from '../../lib/sources/filosofi';
 import type { ImportContext, ImportItem, ImportResult, Part, Selection, Source } from './types';
@@ -9,68 +11,71 @@ import type { ImportContext, ImportItem, ImportResult, Part, Selection, Source }
 // INSEE publishes each vintage under a new page number: this is the 2020 one; --base-url selects another.
 const FILOSOFI_BASE = 'https://www.insee.fr/fr/statistiques/fichier/6692392';
 
-type RevenuStatut = 'ok' | 'secret' | 'not_available' | 'missing' | 'unparsable';
-
-interface FilosofiRow {
-  code_commune: string;
-  nb_menages_fiscaux: number | null;
-  revenu_median_uc: number | null;
-  revenu_median_statut: RevenuStatut;
-  annee_revenus: number;
-}
-
 interface FilosofiParse {
   annee: number;
-  rows: FilosofiRow[];
+  /** TEMP table holding the partition's rows (FILOSOFI_COLUMNS but imported_at), in file order. */
+  table: string;
+  encoding: string;
   rowsRead: number;
+  rowsKept: number;
   anomalies: Record<string, number>;
 }
 
-/** One Filosofi value: a number, or null with why ("s" = statistical secrecy, "nd" = not available). */
-export function filosofiValue(s: string): { value: number | null; statut: RevenuStatut } {
-  const t = s.trim().toLowerCase();
-  if (t === '') return { value: null, statut: 'missing' };
-  if (t === 's') return { value: null, statut: 'secret' };
-  if (t === 'nd') return { value: null, statut: 'not_available' };
-  const n = parseFrenchNumber(t);
-  return n === undefined ? { value: null, statut: 'unparsable' } : { value: n, statut: 'ok' };
+/** SQL: the reason a Filosofi value is null ('s' = statistical secrecy, 'nd' = not available), or 'ok'. */
+export function filosofiStatutSql(expr: string): string {
+  return `(CASE WHEN ${expr} IS NULL THEN 'missing' WHEN lower(${expr}) = 's' THEN 'secret' WHEN lower(${expr}) = 'nd' THEN 'not_available'
+    WHEN ${frenchNumberSql(expr)} IS NULL THEN 'unparsable' ELSE 'ok' END)`;
 }
 
-/** Parses a Filosofi commune file; the vintage comes from the MED<yy> column (MED20 → 2020), else from `fileYear`. */
-export function parseFilosofi(text: string, fileYear?: number): FilosofiParse {
-  const { header, rows } = readTable(text);
-  const upper = header.map((h) => h.toUpperCase());
-  const col = (re: RegExp) => header[upper.findIndex((h) => re.test(h))];
-  const codCol = col(/^CODGEO$/);
-  const medCol = col(/^MED\d{2}$/) ?? col(/^MED$/);
-  const menCol = col(/^NBMENFISC\d{2}$/) ?? col(/^NBMENFISC$/);
-  if (!codCol || !medCol) throw new Error(`not a Filosofi commune file: CODGEO and MED<yy> columns expected, got ${header.slice(0, 5).join(';')}…`);
+/**
+ * Stages a Filosofi commune file (read by DuckDB, never by Node) into the TEMP table `filosofi_rows`; the vintage comes
+ * from the MED<yy> column (MED20 → 2020), else from `fileYear`. A commune code seen twice keeps its first line.
+ */
+export async function stageFilosofi(conn: DuckDBConnection, file: string, fileYear?: number, tmpDir?: string): Promise<FilosofiParse> {
+  const staged = await stageFile(conn, {
+    file, table: 'filosofi_raw', tmpDir, nullStrings: [''],
+    columns: {
+      codgeo: { type: 'VARCHAR', names: ['CODGEO'] },
+      med: { type: 'VARCHAR', names: [/^MED\d{2}$/i, /^MED$/i] },
+      menages: { type: 'VARCHAR', names: [/^NBMENFISC\d{2}$/i, /^NBMENFISC$/i] },
+    },
+  });
+  const { codgeo: codCol, med: medCol } = staged.mapping;
+  if (!codCol || !medCol) throw new Error(`not a Filosofi commune file: CODGEO and MED<yy> columns expected, got ${staged.header.slice(0, 5).join(';')}…`);
   const yy = /(\d{2})$/.exec(medCol)?.[1];
   const annee = yy ? 2000 + Number(yy) : fileYear;
   if (!annee) throw new Error('Filosofi vintage unknown: no MED<yy> column and no year in the file name');
   if (fileYear && yy && fileYear !== annee) throw new Error(`Filosofi file for ${fileYear} has ${medCol} (vintage ${annee})`);
 
-  const anomalies: Record<string, number> = { invalid_codgeo: 0, duplicate_codgeo: 0, med_secret: 0, med_not_available: 0, med_missing: 0, med_unparsable: 0, menages_unparsable: 0 };
-  const seen = new Set<string>();
-  const out: FilosofiRow[] = [];
-  for (const r of rows) {
-    const code = communeCode(r[codCol]);
-    if (!code) {
-      anomalies.invalid_codgeo++;
-      continue;
-    }
-    if (seen.has(code)) {
-      anomalies.duplicate_codgeo++;
-      continue;
-    }
-    seen.add(code);
-    const med = filosofiValue(r[medCol]);
-    if (med.statut !== 'ok') anomalies[`med_${med.statut}`]++;
-    const men = menCol ? filosofiValue(r[menCol]) : { value: null, statut: 'missing' as const };
-    if (men.statut === 'unparsable') anomalies.menages_unparsable++;
-    out.push({ code_commune: code, nb_menages_fiscaux: men.value, revenu_median_uc: med.value, revenu_median_statut: med.statut, annee_revenus: annee });
-  }
-  return { annee, rows: out, rowsRead: rows.length, anomalies };
+  // rowid follows the file order (DuckDB preserves insertion order): the first line of a duplicated code wins.
+  await run(conn, `CREATE OR REPLACE TEMP TABLE filosofi_rows AS
+    WITH coded AS (SELECT rowid AS i, ${communeCodeSql('codgeo')} AS code_commune, med, menages FROM filosofi_raw)
+    SELECT code_commune,
+      ${frenchNumberSql('menages')} AS nb_menages_fiscaux,
+      ${frenchNumberSql('med')} AS revenu_median_uc,
+      ${filosofiStatutSql('med')} AS revenu_median_statut,
+      ${annee} AS annee_revenus,
+      ${filosofiStatutSql('menages')} AS menages_statut
+    FROM coded WHERE code_commune IS NOT NULL
+    QUALIFY row_number() OVER (PARTITION BY code_commune ORDER BY i) = 1
+    ORDER BY i`);
+  const [c] = await all<Record<string, number>>(conn, `SELECT
+      (SELECT count(*) FROM filosofi_raw WHERE ${communeCodeSql('codgeo')} IS NULL)::INTEGER AS invalid_codgeo,
+      (SELECT count(*) FROM filosofi_raw WHERE ${communeCodeSql('codgeo')} IS NOT NULL)::INTEGER - count(*)::INTEGER AS duplicate_codgeo,
+      count(*) FILTER (revenu_median_statut = 'secret')::INTEGER AS med_secret,
+      count(*) FILTER (revenu_median_statut = 'not_available')::INTEGER AS med_not_available,
+      count(*) FILTER (revenu_median_statut = 'missing')::INTEGER AS med_missing,
+      count(*) FILTER (revenu_median_statut = 'unparsable')::INTEGER AS med_unparsable,
+      count(*) FILTER (menages_statut = 'unparsable')::INTEGER AS menages_unparsable,
+      count(*)::INTEGER AS kept
+    FROM filosofi_rows`);
+  await run(conn, 'DROP TABLE filosofi_raw');
+  await run(conn, 'ALTER TABLE filosofi_rows DROP COLUMN menages_statut');
+  const { kept, ...counts } = c;
+  return {
+    annee, table: 'filosofi_rows', encoding: staged.encoding, rowsRead: staged.rowsRead, rowsKept: kept,
+    anomalies: { ...counts, ...staged.anomalies },
+  };
 }
 
 export const filosofiSource: Source = {
@@ -94,14 +99,14 @@ export const filosofiSource: Source = {
   async importFiles(ctx: ImportContext, items: ImportItem[]): Promise<ImportResult[]> {
     const results: ImportResult[] = [];
     for (const item of items) {
-      const { text, encoding } = decodeText(fs.readFileSync(item.file.path));
-      const parsed = parseFilosofi(text, item.part.annee);
+      const parsed = await stageFilosofi(ctx.conn, item.file.path, item.part.annee, path.join(ctx.lake.root, '.staging'));
       const anomalies = Object.fromEntries(Object.entries(parsed.anomalies).filter(([, n]) => n > 0));
-      ctx.log(`filosofi ${parsed.annee} (${encoding}): ${parsed.rows.length} communes; ${Object.entries(anomalies).map(([k, n]) => `${k} ${n}`).join(', ') || 'no anomaly'}`);
+      ctx.log(`filosofi ${parsed.annee} (${parsed.encoding}): ${parsed.rowsKept} communes; ${Object.entries(anomalies).map(([k, n]) => `${k} ${n}`).join(', ') || 'no anomaly'}`);
       const partition = await writeNationalPartition(ctx, {
-        source: 'filosofi', scope: 'FR', annee: parsed.annee, columns: FILOSOFI_COLUMNS, rows: parsed.rows as unknown as Array<Record<string, unknown>>,
+        source: 'filosofi', scope: 'FR', annee: parsed.annee, columns: FILOSOFI_COLUMNS, table: parsed.table,
         item, rowsRead: parsed.rowsRead, anomalies,
       });
+      await run(ctx.conn, `DROP TABLE ${parsed.table}`);
       results.push({ partitions: [partition], fileAnomalies: {} });
     }
     return results;

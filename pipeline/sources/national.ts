@@ -1,6 +1,6 @@
 // Writing one lake partition from DuckDB: `writeQueryPartition` streams any SELECT (e.g. over read_csv of the
 // published file) to a staged Parquet file and stages it in the batch's transaction; `writeNationalPartition` does it
-// for rows parsed in Node (the small national files: Filosofi, ANIL), with the source's declared schema.
+// for a table staged by pipeline/stage.ts (the national files: Filosofi, ANIL), cast to the source's declared schema.
 import fs from 'node:fs';
 import path from 'node:path';
 import { all, lit, run } from '../../lib/duck';
@@ -41,23 +41,20 @@ export async function writeQueryPartition(
   }
 }
 
-/** Writes `rows` (objects with the schema's columns) as the partition (scope, annee) of `source` and returns its record. */
+/**
+ * Writes the rows of the DuckDB table `table` (the schema's columns except imported_at, in the order to keep) as the
+ * partition (scope, annee) of `source`, cast to the declared schema, and returns its record.
+ */
 export async function writeNationalPartition(
   ctx: ImportContext,
-  opts: { source: string; scope: string; annee: number; columns: Columns; rows: Array<Record<string, unknown>>; item: ImportItem; rowsRead: number; anomalies: Record<string, number> },
+  opts: { source: string; scope: string; annee: number; columns: Columns; table: string; item: ImportItem; rowsRead: number; anomalies: Record<string, number> },
 ): Promise<PartitionRecord> {
-  const { source, scope, annee, columns, rows, item } = opts;
-  const staging = ctx.lake.makeStagingDir();
-  try {
-    const json = path.join(staging, 'rows.ndjson');
-    const now = ctx.now.toISOString();
-    fs.writeFileSync(json, rows.map((r) => JSON.stringify({ ...r, imported_at: now })).join('\n') + '\n');
-    const spec = Object.entries(columns).map(([c, t]) => `${lit(c)}: ${lit(t)}`).join(', ');
-    return await writeQueryPartition(ctx, {
-      source, partition: { scope, annee }, item, rowsRead: opts.rowsRead, anomalies: opts.anomalies,
-      select: `SELECT ${Object.keys(columns).join(', ')} FROM read_json(${lit(json)}, format = 'newline_delimited', columns = {${spec}})`,
-    });
-  } finally {
-    fs.rmSync(staging, { recursive: true, force: true });
-  }
+  const now = ctx.now.toISOString().replace('T', ' ').replace('Z', '');
+  const select = Object.entries(opts.columns)
+    .map(([c, t]) => `${c === 'imported_at' ? `TIMESTAMP ${lit(now)}` : `CAST(${c} AS ${t})`} AS ${c}`)
+    .join(', ');
+  return writeQueryPartition(ctx, {
+    source: opts.source, partition: { scope: opts.scope, annee: opts.annee }, item: opts.item, rowsRead: opts.rowsRead,
+    anomalies: opts.anomalies, select: `SELECT ${select} FROM ${opts.table}`,
+  });
 }

@@ -3,6 +3,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from '../../api/app';
+import { answerParserErrors } from '../../api/server';
 import { FixedClock } from '../../api/clock';
 import { closeContext, createContext, type AppContext, type Limits } from '../../api/context';
 import { createLogger, type Logger } from '../../api/log';
@@ -34,6 +35,7 @@ export async function startTestApi(opts: { dataRoot?: string; now?: string; limi
   const server: Server = await new Promise((resolve) => {
     const s = createApp(ctx).listen(0, '127.0.0.1', () => resolve(s));
   });
+  answerParserErrors(server);
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
     url,

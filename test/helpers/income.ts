@@ -9,7 +9,22 @@ import { samplesDir } from '../../lib/config';
 import { buildMarts } from '../../marts/runner';
 import { runSource } from '../../pipeline/run';
 import { ANIL_FILES } from '../../pipeline/sources/anil';
+import { afterAll, beforeAll } from 'vitest';
+import { openMemory, type DuckDBConnection } from '../../lib/duck';
 import { tempDir } from './samples';
+
+/** One DuckDB connection for a test file's parsers (which run in DuckDB), opened before its tests, closed after. */
+export function testConnection(): { conn: DuckDBConnection } {
+  const holder = {} as { conn: DuckDBConnection };
+  let close = () => {};
+  beforeAll(async () => {
+    const { instance, conn } = await openMemory({ threads: 1 });
+    holder.conn = conn;
+    close = () => (conn.closeSync(), instance.closeSync());
+  });
+  afterAll(() => close());
+  return holder;
+}
 
 export const FILOSOFI_SAMPLE = path.join(samplesDir, 'filosofi', 'cc_filosofi_2020_COM.csv.gz');
 export const ANIL_SAMPLES = {

@@ -1,6 +1,6 @@
 // GET /v1/market-activity (10 credits): sales per month over the last complete months, each compared with the
 // window's monthly average, and the busiest and quietest calendar months.
-import { locationFields, resolveLocation } from '../../location';
+import { locationFields, RADIUS_PARAMS, resolveLocation } from '../../location';
 import { enumParam, numberParam, round2, TYPE_LOCAL_4, z } from '../../params';
 import { defineEndpoint } from '../../platform';
 import { firstDay, lastCompleteMonth, lastDay, monthLabel, monthlyStats, monthOf, typesOf, zoneOf, zoneSchema } from '../../sales/analytics';
@@ -29,6 +29,7 @@ export const marketActivity = defineEndpoint({
     'with the last month before today that the data covers. activity_level: high above +30 % of the monthly average, low below ' +
     '−30 %, normal otherwise. Seasonality: the 3 calendar months with the most and the fewest sales on average over the window.',
   query,
+  undocumentedQuery: RADIUS_PARAMS,
   response: z.object({
     location: zoneSchema,
     period: z.object({ months: z.number().int(), date_debut: z.string(), date_fin: z.string() }),

@@ -1,6 +1,6 @@
 // GET /v1/market-score (10 credits): a 0–100 market activity score from four components, each reproducible from the
 // API's other outputs (docs/methods.md, "Market score").
-import { locationFields, resolveLocation, type Location } from '../../location';
+import { locationFields, RADIUS_PARAMS, resolveLocation, type Location } from '../../location';
 import { enumParam, round2, TYPE_LOCAL_4, z } from '../../params';
 import { defineEndpoint, type Call } from '../../platform';
 import { cleanSales, salesWhere } from '../../sales/filter';
@@ -91,6 +91,7 @@ export const marketScore = defineEndpoint({
     'volume, price trend, a days-on-market proxy and a supply/demand proxy. Labels: 0–30 Peu actif, 31–60 Modéré, 61–80 Actif, ' +
     '81–100 Très dynamique. The method, and how to recompute every component from market-activity and stats/market, is in docs/methods.md.',
   query,
+  undocumentedQuery: RADIUS_PARAMS,
   response: z.object({
     score: z.number().int(),
     label: z.string(),

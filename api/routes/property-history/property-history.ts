@@ -156,7 +156,7 @@ export const propertyHistory = defineEndpoint({
             matchType: 'cadastre' as const,
             why: `no sale of a house, flat or commercial premises on parcel ${p.section} ${p.no_plan} of ${p.code_commune}.`,
           };
-    const resolved = found.sales.length ? await resolveProperty(call, found.sales) : undefined;
+    const resolved = found.sales.length ? await resolveProperty(call, found.sales, { numberGiven: p.mode === 'cadastre' || p.numero !== null }) : undefined;
     const a = resolved?.anchor;
     return {
       query: {

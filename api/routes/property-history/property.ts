@@ -43,7 +43,7 @@ function sameProperty(anchor: SaleRow, s: SaleRow): boolean {
  * The property is that of the most recent matched sale (the first: sales come newest first). Its history also takes
  * the sales of the same property recorded on its parcel (and postal code) under another address spelling or number.
  */
-export async function resolveProperty(call: Call, matched: SaleRow[]): Promise<{ anchor: SaleRow; sales: SaleRow[]; notice?: string }> {
+export async function resolveProperty(call: Call, matched: SaleRow[], opts: { numberGiven?: boolean } = {}): Promise<{ anchor: SaleRow; sales: SaleRow[]; notice?: string }> {
   const anchor = matched[0];
   // The mart is sorted by département then postal code: naming both lets DuckDB read one row group, not the département.
   const zone = anchor.code_postal === null ? '' : 'and code_postal = $cp';
@@ -59,10 +59,18 @@ export async function resolveProperty(call: Call, matched: SaleRow[]): Promise<{
   const others = matched.filter((m) => !sameProperty(anchor, m)).length;
   if (others === 0) return { anchor, sales };
   const surface = anchor.surface_reelle_bati === null ? '' : ` of ${anchor.surface_reelle_bati} m²`;
+  // Say how to pick another property with what the request does not already hold (the number, when it was not given;
+  // else the parcel), naming the other parcels so the client can ask for one.
+  const parcels = [
+    ...new Set(matched.filter((m) => !sameProperty(anchor, m) && m.id_parcelle !== anchor.id_parcelle && m.section && m.no_plan).map((m) => `section ${m.section} no_plan ${m.no_plan} code_commune ${m.code_commune}`)),
+  ];
+  const shown = parcels.slice(0, 5).join('; ') + (parcels.length > 5 ? '; …' : '');
+  const byParcel = parcels.length ? `give the parcel of the one you mean (section + no_plan + code_commune; other parcels matched: ${shown})` : '';
+  const how = [opts.numberGiven ? '' : 'add the house number', byParcel].filter(Boolean).join(', or ');
+  const tail = how ? ` To pick another, ${how}.` : ' The others share its parcel (other lots or types) and cannot be chosen by address or parcel.';
   const notice =
-    `${others} other matched sale${others > 1 ? 's' : ''} belong${others > 1 ? '' : 's'} to other properties (another parcel, type, lot or ` +
-    `surface): this is the history of the most recent sale's property (${anchor.type_local}${surface}, parcel ${anchor.id_parcelle ?? 'unknown'}); ` +
-    'give the house number, or section + no_plan + code_commune, to choose another.';
+    `several properties match: ${others} other matched sale${others > 1 ? 's' : ''} belong${others > 1 ? '' : 's'} to other properties (another parcel, type, lot or ` +
+    `surface); this is the history of the most recent sale's property (${anchor.type_local}${surface}, parcel ${anchor.id_parcelle ?? 'unknown'}).${tail}`;
   return { anchor, sales, notice };
 }
 

@@ -3,7 +3,7 @@
 import { getCommune } from '../../../lib/geo';
 import { ApiError, invalidParams } from '../../errors';
 import { incomeCommune, incomeMessage, incomeOf, priceToIncome, servedCommunes } from './income';
-import { locationFields, resolveLocation } from '../../location';
+import { locationFields, RADIUS_PARAMS, resolveLocation } from '../../location';
 import { dateParam, enumParam, inseeCodeParam, isoDay, round2, yearsBefore, z } from '../../params';
 import { defineEndpoint } from '../../platform';
 import { cleanSales, dateWindow, DEFAULT_WINDOW_YEARS, salesWhere } from '../../sales/filter';
@@ -49,6 +49,7 @@ export const statsPouvoirAchat = defineEndpoint({
     `(INSEE Filosofi) of the commune. Zones of ${LARGE_ZONE_POPULATION.toLocaleString('en-US')} inhabitants or more have their window capped to ` +
     `${LARGE_ZONE_WINDOW_YEARS} year. code_departement alone and latitude/longitude are unsupported_location.`,
   query,
+  undocumentedQuery: RADIUS_PARAMS,
   response,
   credits: 5,
   errors: ['missing_location', 'unsupported_location'],

@@ -43,20 +43,28 @@ function toTransaction(r: Transaction): Transaction {
   return { ...r, prix_m2: round2(r.prix_m2) };
 }
 
+/** Upper bounds of the numeric filters (docs/decisions.md, API limits): far above any real sale (the dearest French
+ * sales are a few hundred million euros; a built surface over 1 km² does not exist), and small enough that every
+ * value binds as a DuckDB DOUBLE or BIGINT. */
+const MAX_PRICE = 1e10;
+const MAX_SURFACE = 1e6;
+const MAX_ROOMS = 1000;
+const MAX_OFFSET = 10_000_000;
+
 const searchQuery = z.object({
   ...locationFields,
   type_local: enumParam(TYPE_LOCAL_4, 'Type of the sale’s main property.').optional(),
-  prix_min: numberParam({ min: 0, description: 'Minimum price (valeur_fonciere, euros).' }).optional(),
-  prix_max: numberParam({ min: 0, description: 'Maximum price (valeur_fonciere, euros).' }).optional(),
-  surface_min: numberParam({ min: 0, description: 'Minimum built surface (m²).' }).optional(),
-  surface_max: numberParam({ min: 0, description: 'Maximum built surface (m²).' }).optional(),
-  pieces_min: numberParam({ min: 0, int: true, description: 'Minimum number of main rooms.' }).optional(),
-  pieces_max: numberParam({ min: 0, int: true, description: 'Maximum number of main rooms.' }).optional(),
+  prix_min: numberParam({ min: 0, max: MAX_PRICE, description: 'Minimum price (valeur_fonciere, euros).' }).optional(),
+  prix_max: numberParam({ min: 0, max: MAX_PRICE, description: 'Maximum price (valeur_fonciere, euros).' }).optional(),
+  surface_min: numberParam({ min: 0, max: MAX_SURFACE, description: 'Minimum built surface (m²).' }).optional(),
+  surface_max: numberParam({ min: 0, max: MAX_SURFACE, description: 'Maximum built surface (m²).' }).optional(),
+  pieces_min: numberParam({ min: 0, max: MAX_ROOMS, int: true, description: 'Minimum number of main rooms.' }).optional(),
+  pieces_max: numberParam({ min: 0, max: MAX_ROOMS, int: true, description: 'Maximum number of main rooms.' }).optional(),
   date_debut: dateParam('First day of the sales (inclusive).').optional(),
   date_fin: dateParam('Last day of the sales (inclusive).').optional(),
   exclude_bulk_sales: booleanParam('Exclude sales of several dwellings or premises for one price (default false: raw search).').default(false),
   limit: numberParam({ min: 1, max: 200, int: true, description: 'Page size (default 50).' }).default(50),
-  offset: numberParam({ min: 0, int: true, description: '0-based offset; pass next_cursor to get the next page.' }).default(0),
+  offset: numberParam({ min: 0, max: MAX_OFFSET, int: true, description: '0-based offset; pass next_cursor to get the next page.' }).default(0),
 });
 
 type SearchQuery = z.output<typeof searchQuery>;
