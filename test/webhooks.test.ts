@@ -39,7 +39,9 @@ afterAll(async () => {
 });
 
 async function send(method: string, path: string, body?: unknown) {
-  const res = await fetch(api.url + path, { method, headers: { 'X-API-Key': key, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const request = () => fetch(api.url + path, { method, headers: { 'X-API-Key': key, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+  // A GET after a long wait may reuse a keep-alive socket the server is just closing (ECONNRESET): asked again once.
+  const res = await request().catch((e: Error) => (method === 'GET' ? request() : Promise.reject(e)));
   const text = await res.text();
   return { status: res.status, body: text ? JSON.parse(text) : undefined };
 }

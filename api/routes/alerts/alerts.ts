@@ -26,7 +26,12 @@ import {
 
 const TAG = 'Alerts';
 const COMMON = { credits: 0, usesDatabase: false } as const;
-const idParams = z.object({ id: z.string().max(64).openapi({ description: 'Alert id (alert_…).' }) });
+const idParams = z.object({
+  id: z
+    .string()
+    .regex(/^alert_[A-Za-z0-9]{1,40}$/, { error: 'must be an id as the service returned it (alert_ and letters or digits)' })
+    .openapi({ description: 'Alert id (alert_…).' }),
+});
 
 const createBody = z.object(alertBodyShape).strict().openapi('AlertCreate');
 const updateBody = z

@@ -36,7 +36,12 @@ interface ById {
 async function loadOwned(prepared: ById, call: Call): Promise<void> {
   prepared.stored = loadProperty(call, prepared.id);
 }
-const idParams = z.object({ id: z.string().max(64).openapi({ description: 'Property id (prop_…).' }) });
+const idParams = z.object({
+  id: z
+    .string()
+    .regex(/^prop_[A-Za-z0-9]{1,40}$/, { error: 'must be an id as the service returned it (prop_ and letters or digits)' })
+    .openapi({ description: 'Property id (prop_…).' }),
+});
 
 const createBody = z
   .object({
