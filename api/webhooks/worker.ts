@@ -69,6 +69,8 @@ export class DeliveryWorker {
   }
 
   private async poll(): Promise<number> {
+    // Idle (the usual state): one read, no write, so an idle worker never contends for SQLite's write lock.
+    if (this.inFlight.size === 0 && dueDeliveries(this.ctx.store.db, this.ctx.clock.now(), 1).length === 0) return 0;
     if (!this.holdLease()) return 0;
     // Never more queued than twice what can run: the rest waits in SQLite, where a crash cannot lose it.
     const room = Math.min(this.batch, 2 * this.ctx.webhooks.concurrency - this.queue.size - this.queue.pending);
