@@ -42,7 +42,9 @@ export function enqueue(db: Database.Database, matches: Match[], now: Date): num
     // The write lock is held: the sequence is read once and counted on here.
     let seq = (db.prepare('select coalesce(max(seq), 0) as s from alert_deliveries').get() as { s: number }).s;
     for (const m of matches) {
-      const id = `msg_${randomBase62(20)}`;
+      // Ordered by the sequence, then random: new rows append to the primary-key index instead of landing at random
+      // places in it (a million-row scan enqueues several times faster).
+      const id = `msg_${(seq + 1).toString(36).padStart(9, '0')}${randomBase62(12)}`;
       const changes = insert.run(id, seq + 1, m.alert_id, m.transaction.id, payloadOf(id, at, m), at, at).changes;
       seq += changes;
       added += changes;

@@ -30,13 +30,15 @@ v as (
     from ventes
     where imported_at > $since::TIMESTAMP
 ),
+-- Each alert takes exactly one branch, and a commune name never equals an INSEE code: no pair comes twice, so no
+-- deduplication is needed (union all).
 pairs as (
     select a.id as alert_id, v.id as sale_id from a join v on v.code_postal = a.code_postal
-    union
+    union all
     select a.id, v.id from a join v on v.commune_norm = a.commune where a.code_postal is null
-    union
+    union all
     select a.id, v.id from a join v on v.code_commune = a.commune where a.code_postal is null
-    union
+    union all
     select a.id, v.id from a join v on v.code_departement = a.code_departement where a.code_postal is null and a.commune is null
 )
 select a.id as alert_id, v.*
