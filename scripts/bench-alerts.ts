@@ -47,9 +47,12 @@ async function scanBench(): Promise<void> {
     if (k % 10 < 8) return { ...base, commune: `COMMUNE ${dep}-${n}`, prix_max: 400_000 };
     return { ...base, code_departement: dep, type_local: 'Maison', prix_min: 200_000, prix_max: 300_000, surface_min: 80 };
   });
+  const cpu0 = process.cpuUsage();
   const started = performance.now();
   const rows = await all<Record<string, unknown>>(conn, SCAN_SQL, { alerts: JSON.stringify(alerts), since: toTimestamp(new Date('2026-04-01T00:00:00Z')) });
   const queryS = (performance.now() - started) / 1000;
+  const cpuOf = (u: NodeJS.CpuUsage) => (u.user + u.system) / 1e6;
+  const queryCpu = cpuOf(process.cpuUsage(cpu0));
   conn.closeSync();
   instance.closeSync();
 
@@ -59,12 +62,14 @@ async function scanBench(): Promise<void> {
   const insert = ctx.store.db.prepare(`insert into alerts (id, key_id, seq, webhook_url, secret, is_active, created_at, updated_at) values (?, ?, ?, 'https://93.184.216.34/x', 'whsec_x', 1, '', '')`);
   ctx.store.db.transaction(() => alerts.forEach((a, i) => insert.run(a.id, key, i + 1)))();
   const matches: Match[] = rows.map((r) => ({ alert_id: String(r.alert_id), transaction: { ...(r as object), id: String(r.id) } as Match["transaction"] }));
+  const cpu1 = process.cpuUsage();
   const t1 = performance.now();
   const enqueued = enqueue(ctx.store.db, matches, new Date());
   const enqueueS = (performance.now() - t1) / 1000;
+  const enqueueCpu = cpuOf(process.cpuUsage(cpu1));
   await closeContext(ctx);
   fs.rmSync(dir, { recursive: true, force: true });
-  console.log(`scan: ${SALES.toLocaleString('en')} new sales × ${ALERTS.toLocaleString('en')} alerts → ${rows.length.toLocaleString('en')} matches: query ${queryS.toFixed(2)} s, enqueue ${enqueueS.toFixed(2)} s (${enqueued.toLocaleString('en')} rows), total ${(queryS + enqueueS).toFixed(2)} s`);
+  console.log(`scan: ${SALES.toLocaleString('en')} new sales × ${ALERTS.toLocaleString('en')} alerts → ${rows.length.toLocaleString('en')} matches: query ${queryS.toFixed(2)} s (CPU ${queryCpu.toFixed(2)} s), enqueue ${enqueueS.toFixed(2)} s (CPU ${enqueueCpu.toFixed(2)} s, ${enqueued.toLocaleString('en')} rows), total ${(queryS + enqueueS).toFixed(2)} s; load average ${os.loadavg()[0].toFixed(1)}`);
 }
 
 async function deliveryBench(): Promise<void> {
@@ -87,6 +92,7 @@ async function deliveryBench(): Promise<void> {
   const tx = { date_mutation: '2025-01-02', valeur_fonciere: 250000, prix_m2: 3000, type_local: 'Maison', surface_reelle_bati: 83, nombre_pieces_principales: 4, commune: 'X', code_postal: '33000', latitude: 44.8, longitude: -0.57 };
   enqueue(ctx.store.db, Array.from({ length: DELIVERIES }, (_, i) => ({ alert_id: 'a', transaction: { ...tx, id: String(i) } })), ctx.clock.now());
   const worker = new DeliveryWorker(ctx, { pollMs: 10 });
+  const cpu0 = process.cpuUsage();
   const started = performance.now();
   await worker.drain();
   const s = (performance.now() - started) / 1000;
@@ -95,7 +101,8 @@ async function deliveryBench(): Promise<void> {
   await closeContext(ctx);
   server.close();
   fs.rmSync(dir, { recursive: true, force: true });
-  console.log(`deliveries: ${succeeded.toLocaleString('en')} of ${DELIVERIES.toLocaleString('en')} succeeded (${received} received) in ${s.toFixed(2)} s: ${(succeeded / s).toFixed(0)} per second, concurrency ${ctx.webhooks.concurrency}`);
+  const cpu = process.cpuUsage(cpu0);
+  console.log(`deliveries: ${succeeded.toLocaleString('en')} of ${DELIVERIES.toLocaleString('en')} succeeded (${received} received) in ${s.toFixed(2)} s (CPU ${((cpu.user + cpu.system) / 1e6).toFixed(2)} s, sender and receiver in one process): ${(succeeded / s).toFixed(0)} per second, concurrency ${ctx.webhooks.concurrency}; load average ${os.loadavg()[0].toFixed(1)}`);
   process.exit(0);
 }
 
