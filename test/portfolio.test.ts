@@ -183,8 +183,16 @@ describe('estimate lifecycle', () => {
       expect(expired.body).toMatchObject({ estimate_refreshed: true, _credits: { used: 10 } });
       expect(expired.body.property.estimate_computed_at).toBe(api.clock.now().toISOString());
 
-      // A type without estimate: no estimate fields, never recomputed.
+      // Two changes in a row: each says it invalidated the estimate; one recomputation.
+      expect((await send('PUT', `/v1/portfolio/${id}`, key, { surface: 81 })).body.estimate_invalidated).toBe(true);
+      expect((await send('PUT', `/v1/portfolio/${id}`, key, { surface: 82 })).body.estimate_invalidated).toBe(true);
+      expect((await send('GET', `/v1/portfolio/${id}`, key)).body).toMatchObject({ estimate_refreshed: true, _credits: { used: 10 } });
+
+      // A type without estimate: no estimate fields, never recomputed; between two such types nothing is invalidated.
       const terrain = await send('PUT', `/v1/portfolio/${id}`, key, { type_local: 'Terrain' });
+      expect(terrain.body.estimate_invalidated).toBe(true);
+      expect((await send('PUT', `/v1/portfolio/${id}`, key, { type_local: 'Dépendance' })).body.estimate_invalidated).toBe(false);
+      await send('PUT', `/v1/portfolio/${id}`, key, { type_local: 'Terrain' });
       expect(Object.keys(terrain.body.property).filter((k) => k.startsWith('estimate_') && k !== 'estimate_invalidated')).toEqual([]);
       api.clock.advance(60 * DAY);
       expect((await send('GET', `/v1/portfolio/${id}`, key)).body).toMatchObject({ estimate_refreshed: false, _credits: { used: 0 } });

@@ -147,9 +147,11 @@ export const portfolioUpdate = defineEndpoint({
   async handler({ changes, stored }, call) {
     const p = stored!;
     const data = { ...p.data, ...changes };
-    const invalidated = p.estimateValid && ESTIMATE_INPUTS.some((f) => changes[f] !== undefined && changes[f] !== p.data[f]);
+    const changed = ESTIMATE_INPUTS.some((f) => changes[f] !== undefined && changes[f] !== p.data[f]);
+    // Whether this PUT invalidated an estimate (held, or due for a type that gets one), whatever its previous state.
+    const invalidated = changed && (isEstimated(p.data.type_local) || isEstimated(data.type_local));
     // A type without estimate drops the stored one; a type that gets one is computed at the next GET.
-    const keep = isEstimated(data.type_local) && !invalidated;
+    const keep = isEstimated(data.type_local) && !changed;
     const saved = saveProperty(call, {
       ...p,
       data,
