@@ -8,6 +8,7 @@ import { accessLog } from './log';
 import { z } from './params';
 import { errorSchema, mountEndpoint, operationIdOf, requestIdOf, toApiError, type AnyEndpoint } from './platform';
 import { ALERTS_ENDPOINTS } from './routes/alerts';
+import { DPE_ENDPOINTS } from './routes/dpe';
 import { FLIPS_ENDPOINTS } from './routes/flips';
 import { HEATMAP_ENDPOINTS } from './routes/heatmap';
 import { MARKET_ENDPOINTS } from './routes/market';
@@ -30,6 +31,7 @@ export const ENDPOINTS: AnyEndpoint[] = [
   ...PROPERTY_HISTORY_ENDPOINTS,
   ...VALUATION_ENDPOINTS,
   ...FLIPS_ENDPOINTS,
+  ...DPE_ENDPOINTS,
   ...META_ENDPOINTS,
   ...PORTFOLIO_ENDPOINTS,
   ...ALERTS_ENDPOINTS,

@@ -47,7 +47,7 @@ class Transient extends Error {
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-async function readJson<T>(file: string): Promise<T | undefined> {
+export async function readJson<T>(file: string): Promise<T | undefined> {
   try {
     return JSON.parse(await fsp.readFile(file, 'utf8')) as T;
   } catch {
@@ -56,7 +56,7 @@ async function readJson<T>(file: string): Promise<T | undefined> {
 }
 
 // Through a temp file and a rename, so a crash never leaves truncated JSON behind.
-async function writeJson(file: string, value: unknown): Promise<void> {
+export async function writeJson(file: string, value: unknown): Promise<void> {
   await fsp.writeFile(`${file}.tmp`, JSON.stringify(value, null, 2) + '\n');
   await fsp.rename(`${file}.tmp`, file);
 }
@@ -77,7 +77,7 @@ function httpStatus(res: Response): string {
   return `HTTP ${res.status} ${res.statusText || STATUS_CODES[res.status] || ''}`.trimEnd();
 }
 
-function parseRetryAfter(value: string | null): number | undefined {
+export function parseRetryAfter(value: string | null): number | undefined {
   if (!value) return undefined;
   const seconds = Number(value);
   if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);

@@ -104,7 +104,10 @@ export async function runSource(opts: RunOptions, hooks: RunHooks = {}): Promise
       const outcome: PartOutcome = { part, status: 'failed', rowsRead: 0, rowsKept: 0, newCount: 0, anomalies: {}, seconds: 0 };
       outcomes.push(outcome);
       try {
-        const file = await fetchPart(part, opts, hooks);
+        const file = source.fetch
+          ? await source.fetch(part, { fromDir: opts.fromDir, baseUrl: opts.baseUrl, dataRoot: opts.dataRoot, force: opts.force, log: hooks.log })
+            .then(async (f) => ({ ...f, sha256: await sha256File(f.path) }))
+          : await fetchPart(part, opts, hooks);
         const previous = src.files?.[part.key];
         const intact = previous?.partitions.every((k) => src.partitions?.[k] && fs.existsSync(path.join(lake.root, src.partitions[k].file)));
         if (!opts.force && previous?.sha256 === file.sha256 && intact) outcome.status = 'unchanged';

@@ -201,7 +201,7 @@ describe('the batch path is the API estimator', () => {
     expect(widened).toHaveLength(5);
     const sample = [...valued.filter((_, i) => i % 97 === 0), ...widened];
     for (const t of sample) {
-      const [pt] = await all<{ latitude: number; longitude: number }>(conn, 'select latitude, longitude from valuation_ventes where id = $id', { id: t.target_id });
+      const [pt] = await all<{ latitude: number; longitude: number }>(conn, 'select latitude, longitude from ventes where id = $id', { id: t.target_id });
       const search = await searchComparables(
         {
           ...pt, typeLocal: t.type_local as 'Maison' | 'Appartement', surface: t.surface, surfaceMin: t.surface / 1.5, surfaceMax: t.surface * 1.5,

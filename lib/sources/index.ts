@@ -2,12 +2,13 @@
 // here; a plug-in source (a test's toy source, a third party's) is added with `declareSource` (the pipeline's
 // `registerSource` does it).
 import { anilDeclaration } from './anil';
+import { dpeDeclaration } from './dpe';
 import { dvfDeclaration } from './dvf';
 import { filosofiDeclaration } from './filosofi';
 import type { SourceDeclaration } from './types';
 
 const declarations = new Map<string, SourceDeclaration>(
-  [dvfDeclaration, filosofiDeclaration, anilDeclaration].map((d) => [d.name, d]),
+  [dvfDeclaration, dpeDeclaration, filosofiDeclaration, anilDeclaration].map((d) => [d.name, d]),
 );
 
 /**
@@ -16,7 +17,7 @@ const declarations = new Map<string, SourceDeclaration>(
  */
 export const PLANNED_SOURCES: Array<{ name: string; label: string }> = [
   { name: 'dvf', label: dvfDeclaration.label },
-  { name: 'dpe', label: 'Diagnostics de performance énergétique (ADEME)' },
+  { name: 'dpe', label: dpeDeclaration.label },
   { name: 'bdnb', label: 'Base de données nationale des bâtiments (CSTB)' },
   { name: 'filosofi', label: filosofiDeclaration.label },
   { name: 'anil', label: anilDeclaration.label },

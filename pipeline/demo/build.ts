@@ -1,5 +1,6 @@
-// Builds the offline demo: generated files in the real geo-DVF, Filosofi and ANIL formats, imported by the same
+// Builds the offline demo: generated files in the real geo-DVF, Filosofi, ANIL and DPE formats, imported by the same
 // pipeline code as the real data, then the marts and the serving database.
+import { join } from 'node:path';
 import { dataDir, paths } from '../../lib/config';
 import { afterImport } from '../../marts/after-import';
 import { runSource } from '../run';
@@ -26,6 +27,10 @@ export async function buildDemo(opts: { dataRoot?: string; log?: (m: string) => 
     if (bad.length) throw new Error(`demo ${name} import failed: ${bad.map((o) => `${o.part.key}: ${o.error}`).join('; ')}`);
   }
   log(`Income and rent files: ${income.files.join(', ')}`);
+  const dpe = await runSource({ source: 'dpe', fromDir: join(source, 'dpe'), annees: [], departements: DEMO_DEPARTEMENTS, dataRoot: root });
+  const dpeFailed = dpe.filter((o) => o.status === 'failed');
+  if (dpeFailed.length) throw new Error(`demo dpe import failed: ${dpeFailed.map((o) => `${o.part.key}: ${o.error}`).join('; ')}`);
+  log(`Energy diagnostics: ${dpe.reduce((a, o) => a + o.rowsKept, 0)} in ${dpe.length} départements`);
   const r = await afterImport({ dataRoot: root, log, force: true });
   if (!r.ok) throw new Error('demo valuation calibration failed');
 }

@@ -19,6 +19,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
+import { plantDpe, writeDpeFiles, type DemoDpeTruth } from './generate-dpe';
 
 export interface PlantedResale {
   code_commune: string;
@@ -44,6 +45,8 @@ export interface DemoTruth {
   /** Same property sold twice 17 or 25 calendar months apart: must NOT be counted as 18–24-month resales. */
   nearMissResales: PlantedResale[];
   perCommune: Record<string, { mutations: number }>;
+  /** Energy diagnostics planted on the sales (generate-dpe.ts). */
+  dpe: DemoDpeTruth;
 }
 
 export const GEO_DVF_HEADER = [
@@ -60,7 +63,7 @@ export const GEO_DVF_HEADER = [
 // ---------------------------------------------------------------------------------------------
 // Seeded randomness
 
-class Rng {
+export class Rng {
   private a: number;
   constructor(seed: number) {
     this.a = seed >>> 0;
@@ -350,7 +353,7 @@ interface Line {
   terrain: string;
 }
 
-interface Mutation {
+export interface DemoMutation {
   commune: Commune;
   y: number;
   m: number;
@@ -550,7 +553,7 @@ function ppmNoise(rng: Rng, sigma: number): number {
   return Math.exp(sigma * rng.normal());
 }
 
-function genMutation(ctx: Ctx, st: CommuneState, y: number, m: number, seq: number): Mutation {
+function genMutation(ctx: Ctx, st: CommuneState, y: number, m: number, seq: number): DemoMutation {
   const { rng } = ctx;
   const c = st.c;
   const t = trend(y, m);
@@ -730,7 +733,7 @@ function csvField(v: string): string {
   return /[",\n\r]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v;
 }
 
-function toRows(mu: Mutation): string[] {
+function toRows(mu: DemoMutation): string[] {
   const c = mu.commune;
   const nombreLots = [...new Set(mu.lines)].reduce((n, l) => n + l.lots.length, 0);
   return mu.lines.map((l) => {
@@ -769,12 +772,13 @@ export async function generateDemo(
   const nearP = Math.min(0.002, 0.00015 / scale);
   const ctx: Ctx = { rng: new Rng(seed), nearP, yearSet: new Set(years), planted: [], nearMiss: [] };
   const communes = [...COMMUNES].sort((a, b) => a.code.localeCompare(b.code));
-  const byYearDep = new Map<string, Mutation[]>();
+  const byYearDep = new Map<string, DemoMutation[]>();
   const perCommune: Record<string, { mutations: number }> = {};
+  const allMuts: DemoMutation[] = [];
 
   for (const c of communes) {
     const st = new CommuneState(c, ctx.rng);
-    const muts: Mutation[] = [];
+    const muts: DemoMutation[] = [];
     let seq = 0;
     // All 12 months of 2025 are generated even though the real file lags publication by ~6 months:
     // full years keep the demo statistics (annual medians, YoY) simple to read and to test.
@@ -791,6 +795,7 @@ export async function generateDemo(
       }
     }
     perCommune[c.code] = { mutations: muts.length };
+    allMuts.push(...muts);
     for (const mu of muts) {
       const key = `${mu.y}/${c.dep}`;
       const list = byYearDep.get(key) ?? [];
@@ -799,6 +804,8 @@ export async function generateDemo(
     }
   }
 
+  // Diagnostics come after every sale is drawn, from their own stream: the sales' draws are the same with or without.
+  const dpe = plantDpe(allMuts, new Rng((seed ^ 0x5dbe0e) >>> 0));
   const deps = [...new Set(communes.map((c) => c.dep))].sort();
   const files: string[] = [];
   let mutations = 0;
@@ -824,11 +831,13 @@ export async function generateDemo(
     }
   }
 
+  await writeDpeFiles(outDir, dpe.files, writeGzip);
+
   const byFirst = (a: PlantedResale, b: PlantedResale) =>
     a.first_date.localeCompare(b.first_date) || a.id_parcelle.localeCompare(b.id_parcelle);
   const truth: DemoTruth = {
     seed, years, files, mutations, lines,
-    plantedResales: ctx.planted.sort(byFirst), nearMissResales: ctx.nearMiss.sort(byFirst), perCommune,
+    plantedResales: ctx.planted.sort(byFirst), nearMissResales: ctx.nearMiss.sort(byFirst), perCommune, dpe: dpe.truth,
   };
   const truthPath = join(outDir, 'demo-truth.json');
   await writeFile(`${truthPath}.tmp-${process.pid}`, JSON.stringify(truth, null, 2) + '\n');

@@ -38,6 +38,14 @@ export interface Part {
   localAlternatives?: string[];
 }
 
+export interface FetchOptions {
+  fromDir?: string;
+  baseUrl?: string;
+  dataRoot?: string;
+  force?: boolean;
+  log?: (message: string) => void;
+}
+
 export interface LocalFile {
   path: string;
   sha256: string;
@@ -77,4 +85,9 @@ export interface Source extends SourceDeclaration {
   batchKey(part: Part): string;
   /** Imports local files (staging their partitions in `ctx.lake`) and reports what it did, one result per item. */
   importFiles(ctx: ImportContext, items: ImportItem[]): Promise<ImportResult[]>;
+  /**
+   * Fetches a part itself instead of one HTTP file or one file under --from-dir (a paged API such as ADEME's data-fair,
+   * or several files per part): returns the local file to import, whose sha256 decides whether it changed.
+   */
+  fetch?(part: Part, opts: FetchOptions): Promise<Omit<LocalFile, 'sha256'>>;
 }
