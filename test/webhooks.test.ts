@@ -3,7 +3,7 @@
 // `standardwebhooks` package. First import → deliveries; the same release again → none; a new release → only its
 // sales; retries on the injected clock; 410 deactivates; the address rule at delivery; the daily scan; the lease.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startWebhooks, type Webhooks } from '../api/webhooks';
+import { DAILY_SCAN_CRON, startWebhooks, type Webhooks } from '../api/webhooks';
 import { scanDaily } from '../api/webhooks/scan';
 import { DeliveryWorker } from '../api/webhooks/worker';
 import { buildMarts } from '../marts/runner';
@@ -242,6 +242,20 @@ describe('deliveries after imports', () => {
       expect(list.deliveries.every((d: { status: string; attempts: number; last_error: string }) => d.status === 'pending' && d.attempts === 1 && /refused without connecting/.test(d.last_error))).toBe(true);
     } finally {
       api.ctx.webhooks.allowedHosts = ['127.0.0.1'];
+    }
+  });
+});
+
+describe('the daily scan schedule', () => {
+  it('runs at 06:00 UTC every day', async () => {
+    const cron = await import('node-cron');
+    const task = cron.schedule(DAILY_SCAN_CRON, () => {}, { timezone: 'UTC', name: 'schedule-check' });
+    try {
+      const runs = task.getNextRuns(3).map((d) => d.toISOString());
+      expect(runs.every((r) => r.slice(11, 19) === '06:00:00')).toBe(true);
+      expect(new Set(runs.map((r) => r.slice(0, 10))).size).toBe(3);
+    } finally {
+      await task.destroy();
     }
   });
 });
