@@ -15,7 +15,8 @@ export interface Webhooks {
 }
 
 export async function startWebhooks(ctx: AppContext, opts: WorkerOptions & { cron?: boolean } = {}): Promise<Webhooks> {
-  await initWatermark(ctx);
+  // Never a reason not to serve: without a watermark the next import's scan covers everything it holds.
+  await initWatermark(ctx).catch((e: Error) => ctx.logger.warn({ err: e }, 'alert scan watermark not initialised'));
   const worker = new DeliveryWorker(ctx, opts);
   const log = (kind: string) => (r: ScanReport) => {
     ctx.logger.info({ scan: kind, ...r }, `alert scan (${kind}): ${r.enqueued} deliveries enqueued`);
