@@ -10,12 +10,14 @@ import { z } from './params';
 import { errorSchema, mountEndpoint, operationIdOf, requestIdOf, toApiError, type AnyEndpoint } from './platform';
 import { ACCOUNT_ENDPOINTS, mountDashboard, recordRequests } from './routes/account';
 import { BUSINESSES_ENDPOINTS } from './routes/businesses';
+import { ALERTS_ENDPOINTS } from './routes/alerts';
 import { DPE_ENDPOINTS } from './routes/dpe';
 import { BDNB_ENDPOINTS } from './routes/bdnb';
 import { FLIPS_ENDPOINTS } from './routes/flips';
 import { HEATMAP_ENDPOINTS } from './routes/heatmap';
 import { MARKET_ENDPOINTS } from './routes/market';
 import { META_ENDPOINTS } from './routes/meta';
+import { PORTFOLIO_ENDPOINTS } from './routes/portfolio';
 import { PROPERTY_HISTORY_ENDPOINTS } from './routes/property-history';
 import { STATS_ENDPOINTS } from './routes/stats';
 import { TRANSACTIONS_ENDPOINTS } from './routes/transactions';
@@ -38,6 +40,8 @@ export const ENDPOINTS: AnyEndpoint[] = [
   ...BDNB_ENDPOINTS,
   ...META_ENDPOINTS,
   ...ACCOUNT_ENDPOINTS,
+  ...PORTFOLIO_ENDPOINTS,
+  ...ALERTS_ENDPOINTS,
 ];
 
 export function createApp(ctx: AppContext): Express {

@@ -10,6 +10,7 @@ import { ServingDb, type ServingDbOptions } from './db';
 import { createLogger, type Logger } from './log';
 import { RateLimiter } from './rate-limit';
 import { Store } from './store';
+import { webhookConfigFromEnv, type WebhookConfig } from './webhooks/config';
 
 export interface Limits {
   /** Requests doing database work at once; above it 503 at_capacity (specification, Limits). */
@@ -34,6 +35,8 @@ export interface AppContext {
   registry: RegistryClient;
   /** Structured logs (api/log.ts): LOG_LEVEL, LOG_FILE. */
   logger: Logger;
+  /** Alert deliveries (api/webhooks/config.ts): WEBHOOK_* variables. */
+  webhooks: WebhookConfig;
 }
 
 export interface ContextOptions {
@@ -45,6 +48,8 @@ export interface ContextOptions {
   logger?: Logger;
   /** Default: configured from INSEE_SIRENE_API_KEY / INSEE_SIRENE_BASE_URL. */
   registry?: RegistryClient;
+  /** Default: webhookConfigFromEnv(); tests allow their loopback receiver and trust its CA. */
+  webhooks?: Partial<WebhookConfig>;
 }
 
 export function createContext(opts: ContextOptions = {}): AppContext {
@@ -66,6 +71,7 @@ export function createContext(opts: ContextOptions = {}): AppContext {
     active: { queries: 0 },
     registry: opts.registry ?? new RegistryClient(registryConfigFromEnv(), () => clock.now().getTime()),
     logger: opts.logger ?? createLogger(),
+    webhooks: { ...webhookConfigFromEnv(), ...opts.webhooks },
   };
 }
 

@@ -67,6 +67,11 @@ export function invalidParams(details: ParamIssue[]): ApiError {
 export function fromZodError(err: ZodError, where: 'query' | 'path' | 'body'): ApiError {
   const seen = new Map<string, string>();
   for (const issue of err.issues) {
+    // A strict body's unknown fields: one detail each, named.
+    if (issue.code === 'unrecognized_keys') {
+      for (const k of issue.keys) seen.set([...issue.path.map(String), k].join('.'), 'is not a known field');
+      continue;
+    }
     const param = issue.path.length ? issue.path.map(String).join('.') : where;
     if (!seen.has(param)) seen.set(param, issue.message);
   }

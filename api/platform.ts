@@ -44,8 +44,9 @@ export interface EndpointSpec<Q extends AnyObject | undefined, P extends AnyObje
   body?: B;
   /** The response body without the fields the platform adds (_credits, query_time_ms, cache). */
   response: R;
-  /** Credits of one call; a function when the cost depends on the input (e.g. a portfolio's size). */
-  credits: number | ((input: EndpointInput<Q, P, B>) => number);
+  /** Credits of one call; a function when the cost depends on the input (e.g. a portfolio's size), or on what the
+   * pre-check found (a stored estimate to recompute): it is evaluated after the pre-check, before the charge. */
+  credits: number | ((input: EndpointInput<Q, P, B>, prepared: Prep) => number);
   /** Checks and resolution that need no database (defaults, location), run before any charge. Its result is the
    * handler's input and the cache key, so it must be plain data. */
   prepare: (input: EndpointInput<Q, P, B>, call: Call) => Prep;
@@ -209,7 +210,6 @@ export async function callEndpoint<Q extends AnyObject | undefined, P extends An
     } as EndpointInput<Q, P, B>;
     const call: Call = { ctx, key, now: ctx.clock.now(), requestId: req.requestId };
     const prepared = spec.prepare(input, call);
-    const cost = typeof spec.credits === 'function' ? spec.credits(input) : spec.credits;
 
     const ttl = spec.cacheTtlSeconds;
     // The serving file is part of the key: a new import makes every older entry unreachable.
@@ -225,6 +225,7 @@ export async function callEndpoint<Q extends AnyObject | undefined, P extends An
       holdsSlot = true;
     }
     if (spec.precheck) await spec.precheck(prepared, call);
+    const cost = typeof spec.credits === 'function' ? spec.credits(input, prepared) : spec.credits;
 
     const held = ctx.credits.hold(key.id, cost, req.requestId);
     if (!held.ok) throw new ApiError('insufficient_credits', `this call costs ${cost} credits and the key has ${held.remaining} left`);

@@ -5,6 +5,7 @@ import { createApp } from './app';
 import { closeContext, createContext, type AppContext } from './context';
 import { ApiError } from './errors';
 import { requestIdOf } from './platform';
+import { startWebhooks } from './webhooks';
 
 /** The API error for a request Node's HTTP parser refused before Express saw it. */
 function parserError(code: string | undefined): ApiError {
@@ -44,6 +45,8 @@ export async function startServer(port = Number(process.env.PORT ?? 3000)): Prom
   const refunded = ctx.credits.refundAbandoned();
   if (refunded) ctx.logger.warn({ refunded }, `refunded ${refunded} charge${refunded > 1 ? 's' : ''} left pending by a process that stopped without answering`);
   await ctx.db.start();
+  // Alert scans (after each import, daily at 06:00 UTC) and the delivery worker (docs/decisions.md, Webhooks).
+  const webhooks = await startWebhooks(ctx);
   const app = createApp(ctx);
   const server = await new Promise<Server>((resolve) => {
     const s = app.listen(port, () => resolve(s));
@@ -53,6 +56,7 @@ export async function startServer(port = Number(process.env.PORT ?? 3000)): Prom
   server.keepAliveTimeout = 65_000;
   const stop = async () => {
     server.close();
+    await webhooks.stop();
     await closeContext(ctx);
     process.exit(0);
   };

@@ -14,9 +14,9 @@ beforeAll(async () => {
 afterAll(() => api?.close());
 const get = () => api;
 
-describeContract('GET /v1/account', get, { path: '/v1/account', cost: 0, usesDatabase: false });
-describeContract('GET /v1/account/usage', get, { path: '/v1/account/usage?days=7', cost: 0, usesDatabase: false, invalid: { path: '/v1/account/usage?days=31', param: 'days' } });
-describeContract('GET /v1/account/requests', get, { path: '/v1/account/requests', cost: 0, usesDatabase: false, invalid: { path: '/v1/account/requests?limit=0', param: 'limit' } });
+describeContract('GET /v1/account', get, { path: '/v1/account', cost: 0, noDatabase: true });
+describeContract('GET /v1/account/usage', get, { path: '/v1/account/usage?days=7', cost: 0, noDatabase: true, invalid: { path: '/v1/account/usage?days=31', param: 'days' } });
+describeContract('GET /v1/account/requests', get, { path: '/v1/account/requests', cost: 0, noDatabase: true, invalid: { path: '/v1/account/requests?limit=0', param: 'limit' } });
 
 const MARKET = '/v1/stats/market?code_postal=33230&type_local=Maison&date_debut=2021-01-01&date_fin=2021-12-31';
 

@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { FixedClock } from '../api/clock';
 import { Credits } from '../api/credits';
 import { RateLimiter } from '../api/rate-limit';
-import { PLANS, Store, UnknownKeyError } from '../api/store';
+import { MIGRATIONS, PLANS, Store, UnknownKeyError } from '../api/store';
 import { repoRoot } from '../lib/config';
 
 const opened: Store[] = [];
@@ -106,7 +106,7 @@ describe('Store: keys', () => {
     const { key } = first.store.createKey({ plan: 'Enterprise' });
     first.store.close();
     const again = open(first.file);
-    expect(again.store.db.pragma('user_version', { simple: true })).toBe(2);
+    expect(again.store.db.pragma('user_version', { simple: true })).toBe(MIGRATIONS.length);
     expect(again.store.db.pragma('journal_mode', { simple: true })).toBe('wal');
     expect(again.store.findByKey(key)!.balance).toBe(PLANS.Enterprise.monthly);
   });

@@ -252,9 +252,12 @@ function requestFor(op: Operation, key: string, mode: Mode): fc.Arbitrary<FuzzRe
     if (x.unknown !== null) pairs.push(x.unknown);
     let qs = pairs.map(([k, v]) => (sent.push(k, v), `${encode(k)}=${encode(v)}`)).join('&');
     let path = op.path.replace(/\{(\w+)\}/g, (_m, name: string) => {
-      const v = pathVals[pathParams.findIndex((p) => p.name === name)] ?? '';
+      // An empty id would turn `/v1/portfolio/{id}` into the list route `/v1/portfolio/` (Express ignores a trailing
+      // slash), whose body is not this operation's: a blank id is sent as a space instead.
+      const v = pathVals[pathParams.findIndex((p) => p.name === name)] || ' ';
       sent.push(v);
-      return v.startsWith('%') || v === '..' ? v : encode(v);
+      // Raw only what Node's client accepts in a path (it throws on characters outside U+0021–U+00FF).
+      return (v.startsWith('%') && !/[^\u0021-\u00ff]/.test(v)) || v === '..' ? v : encode(v);
     });
     if (x.badEncoding) {
       if (x.badEncoding[1] || !qs) path += x.badEncoding[0];

@@ -1,0 +1,229 @@
+// What the portfolio endpoints share: the body schemas, the stored property (SQLite, scoped to its key), and its
+// estimate, computed by the same estimator as GET /v1/estimate (api/routes/valuation/common.ts).
+import { randomBase62 } from '../../store';
+import { ApiError } from '../../errors';
+import { z } from '../../params';
+import type { Call } from '../../platform';
+import { estimateSubject, valuate } from '../valuation/common';
+import { MIN_COMPARABLES } from '../../../lib/valuation/estimator';
+
+export const PORTFOLIO_TYPES = ['Maison', 'Appartement', 'Terrain', 'Local commercial', 'Dépendance'] as const;
+export type PortfolioType = (typeof PORTFOLIO_TYPES)[number];
+/** Types that get an estimate (10 credits at creation); the others are metadata only (2 credits). */
+export const ESTIMATED_TYPES: readonly PortfolioType[] = ['Maison', 'Appartement'];
+export const CREATE_COST = { estimated: 10, metadataOnly: 2 };
+export const REFRESH_COST = 10;
+/** An estimate older than this is recomputed at the next GET /v1/portfolio/:id (specification, States and transitions). */
+export const ESTIMATE_MAX_AGE_MS = 30 * 24 * 3600 * 1000;
+/** Fields whose change makes the estimate invalid (specification, States and transitions). */
+export const ESTIMATE_INPUTS = ['latitude', 'longitude', 'surface', 'type_local'] as const;
+
+const num = (what: string) => z.number({ error: `must be a number (${what})` });
+const text = (max: number) => z.string({ error: 'must be a string' }).max(max, { error: `must be at most ${max} characters` });
+
+/** The property's metadata as the client sends it (JSON numbers are numbers: "12" is refused). */
+export const metadataFields = {
+  latitude: num('WGS84 degrees').min(-90, { error: 'must be between -90 and 90' }).max(90, { error: 'must be between -90 and 90' }),
+  longitude: num('WGS84 degrees').min(-180, { error: 'must be between -180 and 180' }).max(180, { error: 'must be between -180 and 180' }),
+  type_local: z.enum(PORTFOLIO_TYPES, { error: `must be one of ${PORTFOLIO_TYPES.join(', ')}` }),
+  surface: num('m²').positive({ error: 'must be positive' }).max(100_000, { error: 'must be at most 100000' }),
+  label: text(255).nullable(),
+  address: text(500).nullable(),
+  code_postal: z.string({ error: 'must be a string' }).regex(/^\d{5}$/, { error: 'must be a 5-digit postal code' }).nullable(),
+  commune: text(200).nullable(),
+  pieces: z.number({ error: 'must be a positive integer' }).int({ error: 'must be a positive integer' }).positive({ error: 'must be a positive integer' }).max(1000, { error: 'must be at most 1000' }).nullable(),
+  purchase_price: num('euros').min(0, { error: 'must be at least 0' }).nullable(),
+};
+
+export type Metadata = {
+  latitude: number;
+  longitude: number;
+  type_local: PortfolioType;
+  surface: number;
+  label: string | null;
+  address: string | null;
+  code_postal: string | null;
+  commune: string | null;
+  pieces: number | null;
+  purchase_price: number | null;
+};
+
+export const OPTIONAL_FIELDS = ['label', 'address', 'code_postal', 'commune', 'pieces', 'purchase_price'] as const;
+
+/** What is stored of an estimate; the estimate_* values are null when fewer than 3 comparables were found. */
+export interface StoredEstimate {
+  estimate_low: number | null;
+  estimate_mid: number | null;
+  estimate_high: number | null;
+  estimate_pm2: number | null;
+  estimate_confidence: string | null;
+  estimate_based_on: number;
+  estimate_reference_date: string;
+  estimate_message?: string;
+}
+
+export const propertySchema = z
+  .object({
+    id: z.string(),
+    api_key_id: z.string(),
+    label: z.string().nullable(),
+    address: z.string().nullable(),
+    latitude: z.number(),
+    longitude: z.number(),
+    type_local: z.enum(PORTFOLIO_TYPES),
+    surface: z.number(),
+    pieces: z.number().int().nullable(),
+    code_postal: z.string().nullable(),
+    commune: z.string().nullable(),
+    purchase_price: z.number().nullable(),
+    estimate_low: z.number().nullable().optional().openapi({ description: 'Euros. Absent for Terrain, Local commercial and Dépendance; null when fewer than 3 comparables were found.' }),
+    estimate_mid: z.number().nullable().optional(),
+    estimate_high: z.number().nullable().optional(),
+    estimate_pm2: z.number().nullable().optional().openapi({ description: 'Estimated price per m² (median of the comparables).' }),
+    estimate_confidence: z.string().nullable().optional().openapi({ description: 'high, medium or low.' }),
+    estimate_based_on: z.number().int().nullable().optional().openapi({ description: 'Comparables used (or found, when too few).' }),
+    estimate_computed_at: z.string().nullable().optional().openapi({ description: 'ISO 8601 UTC; null while the estimate is invalidated and not yet recomputed.' }),
+    estimate_reference_date: z.string().nullable().optional().openapi({ description: 'The day the comparables search counted back from (as reference_date of /v1/estimate).' }),
+    estimate_message: z.string().optional().openapi({ description: 'Why the estimate fields are null.' }),
+    created_at: z.string(),
+    updated_at: z.string(),
+  })
+  .openapi('PortfolioProperty');
+
+export type Property = z.input<typeof propertySchema>;
+
+interface Row {
+  id: string;
+  key_id: string;
+  data: string;
+  estimate: string | null;
+  estimate_valid: number;
+  estimate_computed_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface StoredProperty {
+  id: string;
+  keyId: string;
+  data: Metadata;
+  estimate: StoredEstimate | null;
+  estimateValid: boolean;
+  estimateComputedAt: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+function fromRow(r: Row): StoredProperty {
+  return {
+    id: r.id,
+    keyId: r.key_id,
+    data: JSON.parse(r.data) as Metadata,
+    estimate: r.estimate ? (JSON.parse(r.estimate) as StoredEstimate) : null,
+    estimateValid: r.estimate_valid === 1,
+    estimateComputedAt: r.estimate_computed_at,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}
+
+export const isEstimated = (t: PortfolioType) => ESTIMATED_TYPES.includes(t);
+
+/** The property as the API shows it: estimate fields only for the types that get one. */
+export function toProperty(p: StoredProperty): Property {
+  const out: Property = { id: p.id, api_key_id: p.keyId, ...p.data, created_at: p.createdAt, updated_at: p.updatedAt };
+  if (!isEstimated(p.data.type_local)) return out;
+  const e = p.estimateValid ? p.estimate : null;
+  return {
+    ...out,
+    estimate_low: e?.estimate_low ?? null,
+    estimate_mid: e?.estimate_mid ?? null,
+    estimate_high: e?.estimate_high ?? null,
+    estimate_pm2: e?.estimate_pm2 ?? null,
+    estimate_confidence: e?.estimate_confidence ?? null,
+    estimate_based_on: e?.estimate_based_on ?? null,
+    estimate_computed_at: p.estimateValid ? p.estimateComputedAt : null,
+    estimate_reference_date: e?.estimate_reference_date ?? null,
+    ...(e?.estimate_message ? { estimate_message: e.estimate_message } : {}),
+  };
+}
+
+/** The key's property, or 404 (another key's property is not found either: never 403). */
+export function loadProperty(call: Call, id: string): StoredProperty {
+  const row = call.ctx.store.db.prepare('select * from portfolio_properties where id = ? and key_id = ?').get(id, call.key.id) as Row | undefined;
+  if (!row) throw new ApiError('not_found', `no portfolio property ${id} for this key`);
+  return fromRow(row);
+}
+
+export function listProperties(call: Call, limit: number, offset: number): { total: number; items: StoredProperty[] } {
+  const db = call.ctx.store.db;
+  const { n } = db.prepare('select count(*) as n from portfolio_properties where key_id = ?').get(call.key.id) as { n: number };
+  const rows = db.prepare('select * from portfolio_properties where key_id = ? order by seq limit ? offset ?').all(call.key.id, limit, offset) as Row[];
+  return { total: n, items: rows.map(fromRow) };
+}
+
+export function insertProperty(call: Call, data: Metadata, estimate: StoredEstimate | null): StoredProperty {
+  const at = call.now.toISOString();
+  const id = `prop_${randomBase62(16)}`;
+  const db = call.ctx.store.db;
+  db.prepare(
+    `insert into portfolio_properties (id, key_id, seq, data, estimate, estimate_valid, estimate_computed_at, created_at, updated_at)
+     values (?, ?, (select coalesce(max(seq), 0) + 1 from portfolio_properties), ?, ?, ?, ?, ?, ?)`,
+  ).run(id, call.key.id, JSON.stringify(data), estimate && JSON.stringify(estimate), estimate ? 1 : 0, estimate ? at : null, at, at);
+  return loadProperty(call, id);
+}
+
+export function saveProperty(call: Call, p: StoredProperty): StoredProperty {
+  call.ctx.store.db
+    .prepare('update portfolio_properties set data = ?, estimate = ?, estimate_valid = ?, estimate_computed_at = ?, updated_at = ? where id = ? and key_id = ?')
+    .run(JSON.stringify(p.data), p.estimate && JSON.stringify(p.estimate), p.estimateValid ? 1 : 0, p.estimateComputedAt, p.updatedAt, p.id, call.key.id);
+  return loadProperty(call, p.id);
+}
+
+/** Whether GET /v1/portfolio/:id must recompute (and charge 10): an estimated type whose estimate is invalid or old. */
+export function needsRefresh(p: StoredProperty, now: Date): boolean {
+  if (!isEstimated(p.data.type_local)) return false;
+  if (!p.estimateValid || !p.estimateComputedAt) return true;
+  return now.getTime() - new Date(p.estimateComputedAt).getTime() > ESTIMATE_MAX_AGE_MS;
+}
+
+/**
+ * The estimate of /v1/estimate for this property (default radius and age window, its postal code as the fallback).
+ * Fewer than 3 comparables: null values and a message, charged like /v1/estimate (the search was done).
+ */
+export async function computeEstimate(call: Call, d: Metadata): Promise<StoredEstimate> {
+  const subject = estimateSubject({
+    latitude: d.latitude,
+    longitude: d.longitude,
+    typeLocal: d.type_local as 'Maison' | 'Appartement',
+    surface: d.surface,
+    pieces: d.pieces,
+    codePostal: d.code_postal,
+  });
+  const r = await valuate(call, subject, 0);
+  const e = r.estimate;
+  if (!e) {
+    const n = r.comparables.length;
+    return {
+      estimate_low: null,
+      estimate_mid: null,
+      estimate_high: null,
+      estimate_pm2: null,
+      estimate_confidence: null,
+      estimate_based_on: n,
+      estimate_reference_date: r.reference.date,
+      estimate_message:
+        `Only ${n} comparable sale${n === 1 ? '' : 's'} found near this property (at least ${MIN_COMPARABLES} are needed): no estimate. ` +
+        'Use GET /v1/estimate with a wider radius_m or max_age_months for a one-off valuation.',
+    };
+  }
+  return {
+    estimate_low: e.price_range.low,
+    estimate_mid: e.price_range.mid,
+    estimate_high: e.price_range.high,
+    estimate_pm2: e.price_per_m2.median,
+    estimate_confidence: e.confidence,
+    estimate_based_on: e.based_on_count,
+    estimate_reference_date: r.reference.date,
+  };
+}

@@ -1,0 +1,31 @@
+// Configuration of the webhook deliveries (README, Configuration): environment variables, overridable in tests.
+import fs from 'node:fs';
+
+export interface WebhookConfig {
+  /** Hosts (names or IP literals, lower case) exempt from the private-address rule: tests reach their loopback
+   * receiver this way. Empty in production. WEBHOOK_ALLOWED_HOSTS=host1,host2. */
+  allowedHosts: string[];
+  /** Extra trusted CA certificates (PEM) for the receivers' TLS, added to Node's defaults: WEBHOOK_CA_FILE. */
+  ca?: string;
+  /** A receiver's answer deadline (specification: 10 s): WEBHOOK_TIMEOUT_MS. */
+  timeoutMs: number;
+  /** Deliveries in flight at once per process (p-queue): WEBHOOK_CONCURRENCY. */
+  concurrency: number;
+  /** Waits before the 1st, 2nd and 3rd retry (DECISIONS.md: 1, 5, 25 minutes). */
+  retryDelaysMs: number[];
+}
+
+export const RETRY_DELAYS_MS = [60_000, 5 * 60_000, 25 * 60_000];
+
+export function webhookConfigFromEnv(env: NodeJS.ProcessEnv = process.env): WebhookConfig {
+  return {
+    allowedHosts: (env.WEBHOOK_ALLOWED_HOSTS ?? '')
+      .split(',')
+      .map((h) => h.trim().toLowerCase())
+      .filter(Boolean),
+    ca: env.WEBHOOK_CA_FILE ? fs.readFileSync(env.WEBHOOK_CA_FILE, 'utf8') : undefined,
+    timeoutMs: Number(env.WEBHOOK_TIMEOUT_MS ?? 10_000),
+    concurrency: Number(env.WEBHOOK_CONCURRENCY ?? 16),
+    retryDelaysMs: RETRY_DELAYS_MS,
+  };
+}

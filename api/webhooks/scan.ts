@@ -1,0 +1,144 @@
+// The alert scan: newly imported sales (by `imported_at`, their first import time: DVF is published months after the
+// sale) matched against every active alert in ONE DuckDB query, the matches enqueued in SQLite ((alert, transaction)
+// unique). Runs right after every import (the serving database's on-swap hook), over what that import added, and daily
+// at 06:00 UTC over the last 48 hours of imports (DECISIONS.md, Webhooks).
+import type { AppContext } from '../context';
+import { enqueue, type Match, type TransactionPayload } from './queue';
+
+/** The service_state row holding the latest `imported_at` already scanned (ISO, UTC). */
+const WATERMARK = 'alerts.scan.imported_at';
+export const DAILY_WINDOW_MS = 48 * 3600 * 1000;
+
+const ALERT_COLUMNS = 'code_postal, commune, code_departement, type_local, prix_min, prix_max, surface_min, surface_max';
+const ALERT_STRUCT = JSON.stringify([
+  {
+    id: 'VARCHAR', code_postal: 'VARCHAR', commune: 'VARCHAR', code_departement: 'VARCHAR', type_local: 'VARCHAR',
+    prix_min: 'DOUBLE', prix_max: 'DOUBLE', surface_min: 'DOUBLE', surface_max: 'DOUBLE',
+  },
+]);
+
+// The alerts come in as one JSON parameter (the serving database is read-only and attaches nothing). Each alert is
+// joined by equality on its most specific location field (hash joins, not a cross product of alerts × sales), then
+// every criterion is applied; the commune is compared upper case without accents, or as an INSEE code.
+export const SCAN_SQL = `
+with a as (
+    select unnest(from_json($alerts::JSON, '${ALERT_STRUCT}'), recursive := true)
+),
+v as (
+    select id, date_mutation, valeur_fonciere, prix_m2, type_local, surface_reelle_bati, nombre_pieces_principales,
+        commune, upper(strip_accents(commune)) as commune_norm, code_commune, code_postal, code_departement, latitude, longitude
+    from ventes
+    where imported_at > $since::TIMESTAMP
+),
+-- Each alert takes exactly one branch, and a commune name never equals an INSEE code: no pair comes twice, so no
+-- deduplication is needed (union all).
+pairs as (
+    select a.id as alert_id, v.id as sale_id from a join v on v.code_postal = a.code_postal
+    union all
+    select a.id, v.id from a join v on v.commune_norm = a.commune where a.code_postal is null
+    union all
+    select a.id, v.id from a join v on v.code_commune = a.commune where a.code_postal is null
+    union all
+    select a.id, v.id from a join v on v.code_departement = a.code_departement where a.code_postal is null and a.commune is null
+)
+select a.id as alert_id, v.*
+from pairs p
+join a on a.id = p.alert_id
+join v on v.id = p.sale_id
+where (a.commune is null or v.commune_norm = a.commune or v.code_commune = a.commune)
+  and (a.code_departement is null or v.code_departement = a.code_departement)
+  and (a.type_local is null or v.type_local = a.type_local)
+  and (a.prix_min is null or v.valeur_fonciere >= a.prix_min)
+  and (a.prix_max is null or v.valeur_fonciere <= a.prix_max)
+  and (a.surface_min is null or v.surface_reelle_bati >= a.surface_min)
+  and (a.surface_max is null or v.surface_reelle_bati <= a.surface_max)
+order by v.id, a.id
+`;
+
+/** A match as DuckDB returns it: the sale's id is a BIGINT, the rest as in the payload. */
+type ScanRow = Omit<TransactionPayload, 'id'> & { alert_id: string; id: bigint | number };
+
+function transactionOf(r: ScanRow): TransactionPayload {
+  return {
+    id: String(r.id),
+    date_mutation: String(r.date_mutation).slice(0, 10),
+    valeur_fonciere: Number(r.valeur_fonciere),
+    prix_m2: r.prix_m2 === null ? null : Math.round(Number(r.prix_m2) * 100) / 100,
+    type_local: r.type_local,
+    surface_reelle_bati: r.surface_reelle_bati === null ? null : Number(r.surface_reelle_bati),
+    nombre_pieces_principales: r.nombre_pieces_principales === null ? null : Number(r.nombre_pieces_principales),
+    commune: r.commune,
+    code_postal: r.code_postal,
+    latitude: r.latitude,
+    longitude: r.longitude,
+  };
+}
+
+export interface ScanReport {
+  alerts: number;
+  matches: number;
+  enqueued: number;
+  since: string;
+}
+
+/** Matches the sales imported after `since` against the active alerts and enqueues what is new. */
+export async function scanSince(ctx: AppContext, since: Date): Promise<ScanReport> {
+  const alerts = ctx.store.db.prepare(`select id, ${ALERT_COLUMNS} from alerts where is_active = 1`).all();
+  const report = { alerts: alerts.length, matches: 0, enqueued: 0, since: since.toISOString() };
+  if (!alerts.length) return report;
+  // A scan is a batch job: it may take longer than a request's budget.
+  const rows = await ctx.db.query<ScanRow>(SCAN_SQL, { alerts: JSON.stringify(alerts), since: toTimestamp(since) }, { timeoutMs: 600_000 });
+  const matches: Match[] = rows.map((r) => ({ alert_id: r.alert_id, transaction: transactionOf(r) }));
+  report.matches = matches.length;
+  report.enqueued = enqueue(ctx.store.db, matches, ctx.clock.now());
+  return report;
+}
+
+/** DuckDB TIMESTAMP literal of an instant (imported_at is a UTC TIMESTAMP without zone). */
+export function toTimestamp(d: Date): string {
+  return d.toISOString().replace('T', ' ').replace('Z', '');
+}
+
+async function latestImport(ctx: AppContext): Promise<Date | undefined> {
+  const [r] = await ctx.db.query<{ t: string | null }>(`select strftime(max(imported_at), '%Y-%m-%dT%H:%M:%S.%gZ') as t from ventes`);
+  return r?.t ? new Date(r.t) : undefined;
+}
+
+function readWatermark(ctx: AppContext): Date | undefined {
+  const r = ctx.store.db.prepare('select value from service_state where name = ?').get(WATERMARK) as { value: string } | undefined;
+  return r ? new Date(r.value) : undefined;
+}
+
+/** Only ever moves forward (two processes may scan the same import). */
+function writeWatermark(ctx: AppContext, t: Date): void {
+  ctx.store.db
+    .prepare(
+      `insert into service_state (name, value) values (?, ?)
+       on conflict (name) do update set value = excluded.value where excluded.value > service_state.value`,
+    )
+    .run(WATERMARK, t.toISOString());
+}
+
+/**
+ * At start-up: the data already served was imported before this service watched it; the first scan after a new
+ * import only looks past it. A service that starts without data has no watermark: its first import is all new.
+ */
+export async function initWatermark(ctx: AppContext): Promise<void> {
+  if (readWatermark(ctx) || !ctx.db.file) return;
+  const latest = await latestImport(ctx);
+  if (latest) writeWatermark(ctx, latest);
+}
+
+/** After an import (on-swap): the sales imported after the previous scanned import (all of them the first time). */
+export async function scanNewImport(ctx: AppContext): Promise<ScanReport> {
+  const since = readWatermark(ctx) ?? new Date(0);
+  const latest = await latestImport(ctx);
+  const report = await scanSince(ctx, since);
+  if (latest) writeWatermark(ctx, latest);
+  return report;
+}
+
+/** The daily scan (06:00 UTC): the last 48 hours of imports, whatever was scanned before (the queue dedups). */
+export function scanDaily(ctx: AppContext): Promise<ScanReport> {
+  return scanSince(ctx, new Date(ctx.clock.now().getTime() - DAILY_WINDOW_MS));
+}

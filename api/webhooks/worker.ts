@@ -1,0 +1,113 @@
+// The delivery worker: one at a time across every API process sharing the SQLite file (a lease row, renewed while
+// working, taken over when it expires), a bounded number of deliveries in flight (p-queue), each attempt recorded in
+// SQLite as soon as it ends. A process killed mid-flight leaves its deliveries pending: the next lease holder sends
+// them (same webhook-id, so a receiver can tell a repeat whose success we never recorded).
+import crypto from 'node:crypto';
+import PQueue from 'p-queue';
+import { systemClock, type Clock } from '../clock';
+import type { AppContext } from '../context';
+import { dueDeliveries, recordAttempt, type DueDelivery } from './queue';
+import { post } from './send';
+
+const LEASE = 'alert-deliveries';
+
+export interface WorkerOptions {
+  /** How often the queue is polled for due deliveries. */
+  pollMs?: number;
+  /** Lifetime of the lease; a process that dies holding it blocks deliveries at most this long (WEBHOOK_LEASE_MS). */
+  leaseMs?: number;
+  /** Due deliveries taken per poll. */
+  batch?: number;
+  /** Real time for the lease and the signature's timestamp (the injected ctx.clock schedules retries). */
+  wallClock?: Clock;
+}
+
+export class DeliveryWorker {
+  readonly owner = `${process.pid}-${crypto.randomBytes(6).toString('hex')}`;
+  private readonly queue: PQueue;
+  private readonly inFlight = new Set<string>();
+  private timer: NodeJS.Timeout | undefined;
+  private ticking: Promise<number> | undefined;
+  private readonly pollMs: number;
+  private readonly leaseMs: number;
+  private readonly batch: number;
+  private readonly wall: Clock;
+
+  constructor(
+    private readonly ctx: AppContext,
+    opts: WorkerOptions = {},
+  ) {
+    this.queue = new PQueue({ concurrency: ctx.webhooks.concurrency });
+    this.pollMs = opts.pollMs ?? 1000;
+    this.leaseMs = opts.leaseMs ?? Number(process.env.WEBHOOK_LEASE_MS ?? 30_000);
+    this.batch = opts.batch ?? 200;
+    this.wall = opts.wallClock ?? systemClock;
+  }
+
+  start(): void {
+    this.timer = setInterval(() => void this.tick().catch((e: Error) => this.ctx.logger.error({ err: e }, 'delivery worker tick failed')), this.pollMs);
+    this.timer.unref();
+  }
+
+  /** Takes or renews the lease: true when this process is the one worker. */
+  holdLease(): boolean {
+    const now = this.wall.now().getTime();
+    const r = this.ctx.store.db
+      .prepare(
+        `insert into leases (name, owner, expires_at) values (?, ?, ?)
+         on conflict (name) do update set owner = excluded.owner, expires_at = excluded.expires_at
+         where leases.owner = excluded.owner or leases.expires_at < ?`,
+      )
+      .run(LEASE, this.owner, now + this.leaseMs, now);
+    return r.changes === 1;
+  }
+
+  /** One poll: when holding the lease, queues the due deliveries not already in flight; returns how many. */
+  tick(): Promise<number> {
+    this.ticking ??= this.poll().finally(() => (this.ticking = undefined));
+    return this.ticking;
+  }
+
+  private async poll(): Promise<number> {
+    // Idle (the usual state): one read, no write, so an idle worker never contends for SQLite's write lock.
+    if (this.inFlight.size === 0 && dueDeliveries(this.ctx.store.db, this.ctx.clock.now(), 1).length === 0) return 0;
+    if (!this.holdLease()) return 0;
+    // Never more queued than twice what can run: the rest waits in SQLite, where a crash cannot lose it.
+    const room = Math.min(this.batch, 2 * this.ctx.webhooks.concurrency - this.queue.size - this.queue.pending);
+    if (room <= 0) return 0;
+    const due = dueDeliveries(this.ctx.store.db, this.ctx.clock.now(), room + this.inFlight.size).filter((d) => !this.inFlight.has(d.id)).slice(0, room);
+    for (const d of due) {
+      this.inFlight.add(d.id);
+      void this.queue.add(() => this.attempt(d)).finally(() => this.inFlight.delete(d.id));
+    }
+    return due.length;
+  }
+
+  private async attempt(d: DueDelivery): Promise<void> {
+    // The lease may have passed to another process while this waited its turn: it then owns the delivery.
+    if (!this.holdLease()) return;
+    const result = await post(d, this.ctx.webhooks, this.wall.now());
+    const outcome = recordAttempt(this.ctx.store.db, d, result, this.ctx.clock.now(), this.ctx.webhooks.retryDelaysMs);
+    this.ctx.logger.info({ delivery: d.id, alert: d.alert_id, attempt: d.attempts + 1, status: result.status, error: result.error, outcome }, 'webhook delivery');
+  }
+
+  /** Polls until nothing is due and nothing is in flight (tests, and a graceful stop). */
+  async drain(): Promise<void> {
+    for (;;) {
+      await this.tick();
+      await this.queue.onIdle();
+      if (!this.holdLease()) return;
+      if (this.inFlight.size === 0 && dueDeliveries(this.ctx.store.db, this.ctx.clock.now(), 1).length === 0) return;
+      await new Promise((r) => setTimeout(r, 5));
+    }
+  }
+
+  /** Stops polling, lets the attempts in flight finish, and gives the lease up. */
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.queue.clear();
+    await this.ticking;
+    await this.queue.onIdle();
+    this.ctx.store.db.prepare('delete from leases where name = ? and owner = ?').run(LEASE, this.owner);
+  }
+}
