@@ -184,7 +184,7 @@ const monthOf = (d: string) => (Number(d.slice(0, 4)) - 2000) * 12 + Number(d.sl
  * sales; a commune needs 120 sales and 12 months, a département 30 and 6; clamped to ±2 % a month. Returns the slope of
  * a comparable (its département's, or its commune's first with MODEL.trendLevel 'commune'; else 0).
  */
-async function trendOf(type: string, refDay: string): Promise<(com: string | null, dep: string | null) => number> {
+async function trendOf(type: string, refDay: string): Promise<{ slope: (com: string | null, dep: string | null) => number; level: (dep: string | null) => number | undefined }> {
   const rows = await api.ctx.db.query<{ d: string; p: number; com: string | null; dep: string | null }>(
     `select date_mutation::VARCHAR as d, prix_m2 as p, code_commune_actuel as com, code_departement as dep from ventes
      where type_local = $t and not is_outlier and not is_vefa and not is_bulk_sale and prix_m2 is not null and surface_reelle_bati > 0`,
@@ -202,6 +202,7 @@ async function trendOf(type: string, refDay: string): Promise<(com: string | nul
       z.set(m, [...(z.get(m) ?? []), Math.log(r.p)]);
     }
     const slopes = new Map<string, number>();
+    const levels = new Map<string, number>();
     for (const [zone, months] of byZone) {
       let sw = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
       for (const [m, ls] of months) {
@@ -209,32 +210,36 @@ async function trendOf(type: string, refDay: string): Promise<(com: string | nul
         sw += n; sx += n * m; sy += n * y; sxx += n * m * m; sxy += n * m * y;
       }
       if (sw < minSales || months.size < minMonths || M > lastMonth) continue;
-      slopes.set(zone, Math.max(-0.02, Math.min(0.02, (sw * sxy - sx * sy) / (sw * sxx - sx * sx))));
+      const b = (sw * sxy - sx * sy) / (sw * sxx - sx * sx);
+      slopes.set(zone, Math.max(-0.02, Math.min(0.02, b)));
+      // the fitted line (unclamped) extrapolated to the reference month: the zone's indexed €/m²
+      levels.set(zone, Math.exp((sy - b * sx) / sw + b * M));
     }
-    return slopes;
+    return { slopes, levels };
   };
-  const communes = fit('com', 120, 12);
-  const deps = fit('dep', 30, 6);
+  const communes = fit('com', 120, 12).slopes;
+  const { slopes: deps, levels } = fit('dep', 30, 6);
   const commune = (com: string | null) => (MODEL.trendLevel === 'commune' && com ? communes.get(com) : undefined);
-  return (com, dep) => commune(com) ?? (dep ? deps.get(dep) : undefined) ?? 0;
+  return { slope: (com, dep) => commune(com) ?? (dep ? deps.get(dep) : undefined) ?? 0, level: (dep) => (dep ? levels.get(dep) : undefined) };
 }
 
 /**
  * The documented estimate (docs/valuation.md) recomputed in TypeScript from the candidates: each €/m² brought to the
  * reference date along its zone's trend and to surface S by the type's elasticity, weighted by the distance, recency
  * and surface kernels; the weighted median (the smallest adjusted €/m² reaching half the weight) of the heaviest
- * MODEL.estimateK. `radius` is the subject's own (a comparable without coordinates would count as twice that away).
+ * MODEL.estimateK, shrunk toward the indexed level of the heaviest one's département. `radius` is the subject's own (a comparable without coordinates would count as twice that away).
  */
 async function expectedEstimate(candidates: Array<Sale & { dist: number; age: number }>, type: string, S: number, refDay: string) {
-  const slope = await trendOf(type, refDay);
+  const trend = await trendOf(type, refDay);
   const elasticity = MODEL.elasticity[type as 'Maison' | 'Appartement'];
+  const k = MODEL.kernels[type as 'Maison' | 'Appartement'];
   const pool = candidates
     .map((c) => {
       const ls = Math.log(c.surface / S);
       return {
         c,
-        adj: c.prix_m2 * Math.exp((slope(c.com, c.dep) * c.age) / 30.44 + elasticity * ls),
-        logw: -((c.dist / MODEL.bandwidthM) ** 2) - c.age / (MODEL.recencyMonths * 30.44) - (ls / MODEL.surfaceLogBandwidth) ** 2,
+        adj: c.prix_m2 * Math.exp((trend.slope(c.com, c.dep) * c.age) / 30.44 + elasticity * ls),
+        logw: -((c.dist / k.bandwidthM) ** 2) - c.age / (k.recencyMonths * 30.44) - (ls / k.surfaceLogBandwidth) ** 2,
       };
     })
     .sort((a, b) => b.logw - a.logw || (a.c.d < b.c.d ? 1 : a.c.d > b.c.d ? -1 : 0) || b.c.id - a.c.id)
@@ -243,7 +248,11 @@ async function expectedEstimate(candidates: Array<Sale & { dist: number; age: nu
   const sorted = [...pool].sort((a, b) => a.adj - b.adj || a.c.id - b.c.id);
   const total = sorted.reduce((a, p) => a + Math.exp(p.logw - top), 0);
   let acc = 0;
-  const median = sorted.find((p) => (acc += Math.exp(p.logw - top)) >= (total / 2) * (1 - 1e-12))!.adj;
+  const weighted = sorted.find((p) => (acc += Math.exp(p.logw - top)) >= (total / 2) * (1 - 1e-12))!.adj;
+  // shrunk toward the heaviest comparable's département level against the effective count (Σw)² / Σw²
+  const nEff = total ** 2 / pool.reduce((a, p) => a + Math.exp(2 * (p.logw - top)), 0);
+  const level = trend.level(pool[0].c.dep);
+  const median = level ? Math.exp((nEff * Math.log(weighted) + MODEL.shrinkage * Math.log(level)) / (nEff + MODEL.shrinkage)) : weighted;
   return { count: pool.length, median };
 }
 

@@ -3,11 +3,12 @@
 import { describe, expect, it } from 'vitest';
 import { calibrate, cohortOf, DEFAULT_CALIBRATION, MIN_COHORT_N, type Calibration } from '../lib/valuation/calibration';
 import { ESTIMATE_K, estimateFrom, weightedQuantile, type Comparable } from '../lib/valuation/estimator';
+import { MODEL } from '../lib/valuation/model';
 
-const comp = (prix_m2: number, score = 0.8, i = 0, weight = 1, adjusted = prix_m2): Comparable => ({
+const comp = (prix_m2: number, score = 0.8, i = 0, weight = 1, adjusted = prix_m2, level: number | null = null): Comparable => ({
   id: i, id_mutation: `m${i}`, date_mutation: '2025-01-01', type_local: 'Appartement', valeur_fonciere: prix_m2 * 50, prix_m2,
   surface_reelle_bati: 50, nombre_pieces_principales: 2, address: null, code_postal: '75015', commune: 'PARIS 15', distance_m: 100,
-  age_days: 30, score, prix_m2_ajuste: adjusted, log_weight: Math.log(weight),
+  age_days: 30, score, prix_m2_ajuste: adjusted, log_weight: Math.log(weight), prix_m2_tendance: level,
 });
 const comps = (prices: number[], score = 0.8) => prices.map((p, i) => comp(p, score, i));
 const input = { typeLocal: 'Appartement', surface: 50, fallbacks: [] };
@@ -34,6 +35,17 @@ describe('estimateFrom', () => {
     const capped = estimateFrom(many, input, undefined)!;
     expect(capped.based_on_count).toBe(ESTIMATE_K);
     expect(capped.price_per_m2.median).toBe(10_000);
+  });
+
+  it(`shrinks toward the heaviest comparable's indexed level by ${MODEL.shrinkage} against the effective count`, () => {
+    // weights 4, 1, 1: n_eff = 6² / 18 = 2; the heaviest carries the level 8000
+    const pool = [comp(10_000, 0.8, 0, 4, 10_000, 8000), comp(12_000, 0.8, 1, 1, 12_000, 20_000), comp(9000, 0.8, 2, 1, 9000, 20_000)];
+    const e = estimateFrom(pool, input, undefined)!;
+    const k = MODEL.shrinkage;
+    expect(e.price_per_m2.median).toBeCloseTo(Math.exp((2 * Math.log(10_000) + k * Math.log(8000)) / (2 + k)), 2);
+    expect(e.price_per_m2.median).toBeLessThan(10_000);
+    // no level: the weighted median itself
+    expect(estimateFrom(pool.map((c) => ({ ...c, prix_m2_tendance: null })), input, undefined)!.price_per_m2.median).toBe(10_000);
   });
 
   it('weighted quantiles do not underflow on tiny weights and follow the cumulative weight', () => {

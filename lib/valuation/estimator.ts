@@ -35,6 +35,8 @@ export interface Comparable {
   prix_m2_ajuste: number;
   /** ln of the comparable's weight in the estimate (distance, recency, surface kernels). */
   log_weight: number;
+  /** Indexed €/m² level of the comparable's département at the reference month (valuation_indice_prix), if any. */
+  prix_m2_tendance: number | null;
 }
 
 /** Fallbacks in the order they are tried: the radius widened, then the postal code, then the commune. */
@@ -247,20 +249,29 @@ export function weightedQuantile(items: Array<{ value: number; logWeight: number
 }
 
 /**
- * Weighted median and weighted relative IQR (IQR / median) of the comparables' adjusted €/m² (prix_m2_ajuste, weights
- * exp(log_weight)): the two numbers the estimate rests on.
+ * The two numbers the estimate rests on, from the pool (heaviest first): the €/m² (the weighted median of the adjusted
+ * €/m², shrunk toward the heaviest comparable's indexed département level by MODEL.shrinkage against the effective
+ * count of comparables) and the weighted relative IQR (IQR / weighted median) of the adjusted €/m².
  */
 export function priceStats(pool: Comparable[]): { median: number; relIqr: number } {
   const items = pool.map((c) => ({ value: c.prix_m2_ajuste, logWeight: c.log_weight, id: c.id }));
-  const median = weightedQuantile(items, 0.5);
-  return { median, relIqr: (weightedQuantile(items, 0.75) - weightedQuantile(items, 0.25)) / median };
+  const weighted = weightedQuantile(items, 0.5);
+  const relIqr = (weightedQuantile(items, 0.75) - weightedQuantile(items, 0.25)) / weighted;
+  const top = Math.max(...items.map((i) => i.logWeight));
+  const w = items.map((i) => Math.exp(i.logWeight - top));
+  const nEff = w.reduce((a, b) => a + b, 0) ** 2 / w.reduce((a, b) => a + b * b, 0);
+  const level = [...pool].sort(weightCompare)[0]?.prix_m2_tendance;
+  const k = MODEL.shrinkage;
+  const median = level && level > 0 && k > 0 ? Math.exp((nEff * Math.log(weighted) + k * Math.log(level)) / (nEff + k)) : weighted;
+  return { median, relIqr };
 }
 
 const METHODOLOGY =
   `Weighted median of the price per m² of up to ${ESTIMATE_K} clean sales of the same type, each brought to the reference date ` +
-  'along the local monthly price trend (commune, else département) and weighted by distance, recency and surface ' +
-  '(bandwidths chosen by walk-forward backtest), multiplied by the surface; low and high are a 50 % interval calibrated ' +
-  'by a published walk-forward backtest (docs/valuation.md).';
+  "along the département's monthly price trend and to the surface by a hedonic elasticity, weighted by distance, recency and " +
+  "surface (bandwidths chosen by walk-forward backtest), lightly shrunk toward the département's indexed price when few " +
+  'comparables carry the weight, multiplied by the surface; low and high are a 50 % interval calibrated by a published ' +
+  'walk-forward backtest (docs/valuation.md).';
 
 const round = (v: number, digits: number) => Math.round(v * 10 ** digits) / 10 ** digits;
 

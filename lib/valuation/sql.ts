@@ -2,7 +2,7 @@
 // the backtest (thousands of subjects joined as rows): callers pass SQL expressions for the subject's values, so the
 // candidate rule, the similarity score and the ranking are literally the same text in both paths.
 import { haversineSql } from '../distance';
-import { MODEL } from './model';
+import { MODEL, type Kernels } from './model';
 
 /** Similarity weights (specification: surface 40 %, distance 30 %, age 20 %, rooms 10 %). */
 const WEIGHTS = { surface: 0.4, distance: 0.3, age: 0.2, rooms: 0.1 } as const;
@@ -107,9 +107,10 @@ function adjustedPriceSql(s: SubjectSql, c = 'c'): string {
  * A comparable without coordinates (administrative fallback) counts as twice the radius away.
  */
 function logWeightSql(s: SubjectSql, c = 'c'): string {
-  return `(- pow(coalesce(${distanceSql(s, c)}, 2 * ${s.radiusM}) / ${num(MODEL.bandwidthM)}, 2)
-    - ${ageDaysSql(s, c)} / (${num(MODEL.recencyMonths)} * 30.44)
-    - pow(${logSurfaceRatioSql(s, c)} / ${num(MODEL.surfaceLogBandwidth)}, 2))`;
+  const k = (key: keyof Kernels) => `(case ${c}.type_local when 'Maison' then ${num(MODEL.kernels.Maison[key])} else ${num(MODEL.kernels.Appartement[key])} end)`;
+  return `(- pow(coalesce(${distanceSql(s, c)}, 2 * ${s.radiusM}) / ${k('bandwidthM')}, 2)
+    - ${ageDaysSql(s, c)} / (${k('recencyMonths')} * 30.44)
+    - pow(${logSurfaceRatioSql(s, c)} / ${k('surfaceLogBandwidth')}, 2))`;
 }
 
 /** Columns of a comparable as both paths select them (the FROM must carry trendJoinSql for `c`). */
@@ -117,5 +118,6 @@ export function comparableColumns(s: SubjectSql, c = 'c'): string {
   return `${c}.id, ${c}.id_mutation, ${c}.date_mutation::VARCHAR as date_mutation, ${c}.type_local, ${c}.valeur_fonciere,
     ${c}.prix_m2, ${c}.surface_reelle_bati, ${c}.nombre_pieces_principales, ${c}.address, ${c}.code_postal, ${c}.commune,
     ${distanceSql(s, c)} as distance_m, ${ageDaysSql(s, c)} as age_days, ${scoreSql(s, c)} as score,
-    ${adjustedPriceSql(s, c)} as prix_m2_ajuste, ${logWeightSql(s, c)} as log_weight`;
+    ${adjustedPriceSql(s, c)} as prix_m2_ajuste, ${logWeightSql(s, c)} as log_weight,
+    ${c}_td.prix_m2_tendance as prix_m2_tendance`;
 }
