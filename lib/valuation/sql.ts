@@ -82,7 +82,9 @@ export function trendJoinSql(s: SubjectSql, c = 'c'): string {
   const on = (alias: string, niveau: string, zone: string) =>
     `left join valuation_indice_prix ${alias} on ${alias}.niveau = '${niveau}' and ${alias}.zone = ${c}.${zone}
        and ${alias}.type_local = ${c}.type_local and ${alias}.mois = date_trunc('month', ${s.refDate})::DATE`;
-  return `${on(`${c}_tc`, 'commune', 'code_commune_actuel')} ${on(`${c}_td`, 'departement', 'code_departement')}`;
+  // the commune's trend is joined only when it is used: one join fewer on the API's path
+  const commune = MODEL.trendLevel === 'commune' ? on(`${c}_tc`, 'commune', 'code_commune_actuel') : '';
+  return `${commune} ${on(`${c}_td`, 'departement', 'code_departement')}`;
 }
 
 const num = (v: number) => (Number.isFinite(v) ? String(v) : '0');
