@@ -184,14 +184,17 @@ const monthOf = (d: string) => (Number(d.slice(0, 4)) - 2000) * 12 + Number(d.sl
  * sales; a commune needs 120 sales and 12 months, a département 30 and 6; clamped to ±2 % a month. Returns the slope of
  * a comparable (its département's, or its commune's first with MODEL.trendLevel 'commune'; else 0).
  */
-async function trendOf(type: string, refDay: string): Promise<{ slope: (com: string | null, dep: string | null) => number; level: (dep: string | null) => number | undefined }> {
+async function fitTrends(type: string, refDay: string) {
+  const clean = 'not is_outlier and not is_vefa and not is_bulk_sale and prix_m2 is not null and surface_reelle_bati > 0';
   const rows = await api.ctx.db.query<{ d: string; p: number; com: string | null; dep: string | null }>(
     `select date_mutation::VARCHAR as d, prix_m2 as p, code_commune_actuel as com, code_departement as dep from ventes
-     where type_local = $t and not is_outlier and not is_vefa and not is_bulk_sale and prix_m2 is not null and surface_reelle_bati > 0`,
+     where type_local = $t and ${clean}`,
     { t: type },
   );
+  // the index covers the months up to the last clean sale of either type
+  const [last] = await api.ctx.db.query<{ d: string }>(`select max(date_mutation)::VARCHAR as d from ventes where type_local in ('Maison', 'Appartement') and ${clean}`);
   const M = monthOf(refDay);
-  const lastMonth = Math.max(...rows.map((r) => monthOf(r.d)));
+  const lastMonth = monthOf(last.d);
   const fit = (key: 'com' | 'dep', minSales: number, minMonths: number) => {
     const byZone = new Map<string, Map<number, number[]>>();
     for (const r of rows) {
@@ -217,8 +220,13 @@ async function trendOf(type: string, refDay: string): Promise<{ slope: (com: str
     }
     return { slopes, levels };
   };
-  const communes = fit('com', 120, 12).slopes;
-  const { slopes: deps, levels } = fit('dep', 30, 6);
+  return { communes: fit('com', 120, 12), deps: fit('dep', 30, 6) };
+}
+
+async function trendOf(type: string, refDay: string): Promise<{ slope: (com: string | null, dep: string | null) => number; level: (dep: string | null) => number | undefined }> {
+  const fitted = await fitTrends(type, refDay);
+  const communes = fitted.communes.slopes;
+  const { slopes: deps, levels } = fitted.deps;
   const commune = (com: string | null) => (MODEL.trendLevel === 'commune' && com ? communes.get(com) : undefined);
   return { slope: (com, dep) => commune(com) ?? (dep ? deps.get(dep) : undefined) ?? 0, level: (dep) => (dep ? levels.get(dep) : undefined) };
 }
@@ -338,6 +346,34 @@ describe('comparables against an independent computation', () => {
     expect(e.body.estimate.based_on_count).toBe(expected.count);
     expect(e.body.estimate.price_range.mid).toBe(Math.round(expected.median * 45));
     expect(e.body.input).toEqual({ latitude: 48.8414, longitude: 2.3003, surface: 45, type_local: 'Appartement' });
+  });
+});
+
+describe('local price index (valuation_indice_prix)', () => {
+  it('equals the independent fit on the 24 months before each month, per commune and département, without later sales', async () => {
+    const [{ last }] = await api.ctx.db.query<{ last: string }>('select max(mois)::VARCHAR as last from valuation_indice_prix');
+    const months = [last, `${Number(last.slice(0, 4)) - 1}${last.slice(4)}`];
+    let compared = 0;
+    for (const type of ['Appartement', 'Maison']) {
+      for (const mois of months) {
+        const want = await fitTrends(type, mois);
+        const got = await api.ctx.db.query<{ niveau: string; zone: string; pente_mensuelle: number; prix_m2_tendance: number }>(
+          'select niveau, zone, pente_mensuelle, prix_m2_tendance from valuation_indice_prix where type_local = $t and mois = $m::DATE',
+          { t: type, m: mois },
+        );
+        for (const [niveau, fit] of [['commune', want.communes], ['departement', want.deps]] as const) {
+          const rows = got.filter((r) => r.niveau === niveau);
+          expect(rows.map((r) => r.zone).sort()).toEqual([...fit.slopes.keys()].sort());
+          for (const r of rows) {
+            expect(r.pente_mensuelle).toBeCloseTo(fit.slopes.get(r.zone)!, 8);
+            expect(r.prix_m2_tendance / fit.levels.get(r.zone)!).toBeCloseTo(1, 8);
+            compared++;
+          }
+        }
+      }
+    }
+    // the demo has départements (and communes) with enough sales: the comparison is not empty
+    expect(compared).toBeGreaterThan(10);
   });
 });
 
