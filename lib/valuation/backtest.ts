@@ -10,7 +10,7 @@ import { all, DuckDBInstance, lit, run, type DuckDBConnection } from '../duck';
 import { currentServingFile } from '../serving';
 import { DEFAULT_RADIUS_M, haversineSql, METERS_PER_DEGREE } from '../distance';
 import { calibrate, calibrationFile, cohortOf, spreadOf, type Calibration } from './calibration';
-import { BEST_K, DEFAULT_MAX_AGE_MONTHS, ESTIMATE_K, ESTIMATE_SURFACE_FACTOR, estimateFrom, intervalFor, pickRadius, priceStats, widenedRadius, type Comparable, type Fallback } from './estimator';
+import { BEST_K, DEFAULT_MAX_AGE_MONTHS, ESTIMATE_K, MIN_COMPARABLES, ESTIMATE_SURFACE_FACTOR, estimateFrom, intervalFor, pickRadius, priceStats, widenedRadius, type Comparable, type Fallback } from './estimator';
 import { candidateWhere, comparableColumns, RANK_ORDER, trendJoinSql, WEIGHT_ORDER, withinRadiusSql, type SubjectSql } from './sql';
 
 /** The targets' columns as the estimator's subject: /v1/estimate's defaults (no rooms, 500 m, 18 months). */
@@ -201,8 +201,10 @@ async function batchComparables(conn: DuckDBConnection, maxLat: number | null): 
        where ${candidateWhere(TARGET_SUBJECT)} and ${withinRadiusSql(TARGET_SUBJECT, 'c', String(wide))}
      )
      select * from pairs
-     -- the heaviest within the radius, and the heaviest of the ring: the heaviest of the widened search are among them
+     -- the heaviest within the radius, and the heaviest of the ring: the heaviest of the widened search are among them;
+     -- the ring only for targets with fewer than MIN_COMPARABLES inside (pickRadius ignores it otherwise: fewer rows)
      qualify row_number() over (partition by target_id, in_radius order by ${WEIGHT_ORDER}) <= ${ESTIMATE_K}
+       and (in_radius or sum(in_radius::INTEGER) over (partition by target_id) < ${MIN_COMPARABLES})
      order by target_id, ${RANK_ORDER}`,
   );
   const byTarget = new Map<number, Array<Comparable & { in_radius: boolean }>>();
