@@ -214,7 +214,7 @@ describe('the batch path is the API estimator', () => {
         expect(c.date_mutation < t.date_mutation).toBe(true);
         expect(c.id_mutation).not.toBe(t.id_mutation);
       }
-      const est = estimateFrom(search.comparables, { typeLocal: t.type_local, surface: t.surface, fallbacks: search.fallbacks }, undefined);
+      const est = estimateFrom(search.pool, { typeLocal: t.type_local, surface: t.surface, fallbacks: search.fallbacks }, undefined);
       expect(est!.price_range.mid).toBe(Math.round(t.mid!));
       expect(search.fallbacks.join(',')).toBe(t.fallbacks);
     }

@@ -10,8 +10,8 @@ import { all, DuckDBInstance, lit, run, type DuckDBConnection } from '../duck';
 import { currentServingFile } from '../serving';
 import { DEFAULT_RADIUS_M, haversineSql, METERS_PER_DEGREE } from '../distance';
 import { calibrate, calibrationFile, cohortOf, spreadOf, type Calibration } from './calibration';
-import { BEST_K, DEFAULT_MAX_AGE_MONTHS, ESTIMATE_SURFACE_FACTOR, estimateFrom, intervalFor, pickRadius, priceStats, widenedRadius, type Comparable, type Fallback } from './estimator';
-import { candidateWhere, comparableColumns, RANK_ORDER, withinRadiusSql, type SubjectSql } from './sql';
+import { BEST_K, DEFAULT_MAX_AGE_MONTHS, ESTIMATE_K, MIN_COMPARABLES, ESTIMATE_SURFACE_FACTOR, estimateFrom, intervalFor, pickRadius, priceStats, widenedRadius, type Comparable, type Fallback } from './estimator';
+import { candidateWhere, comparableColumns, RANK_ORDER, trendJoinSql, WEIGHT_ORDER, withinRadiusSql, type SubjectSql } from './sql';
 
 /** The targets' columns as the estimator's subject: /v1/estimate's defaults (no rooms, 500 m, 18 months). */
 const TARGET_SUBJECT: SubjectSql = {
@@ -187,30 +187,36 @@ async function selectTargets(conn: DuckDBConnection, maxTargets: number): Promis
 }
 
 /**
- * The ranked comparables of every target, as searchComparables finds them: the best BEST_K within the radius, or,
- * with fewer than MIN_COMPARABLES there, the best BEST_K within the widened radius (the geographic fallback).
+ * The estimate's pool of every target, as searchComparables finds it: the heaviest ESTIMATE_K within the radius, or,
+ * with fewer than MIN_COMPARABLES there, within the widened radius (the geographic fallback).
  */
-async function batchComparables(conn: DuckDBConnection, maxLat: number | null): Promise<Map<number, { ranked: Comparable[]; fallbacks: Fallback[] }>> {
+async function batchComparables(conn: DuckDBConnection, maxLat: number | null): Promise<Map<number, { pool: Comparable[]; fallbacks: Fallback[] }>> {
   const wide = widenedRadius(DEFAULT_RADIUS_M);
   const g = gridJoin(wide, maxLat);
   const rows = await all<Comparable & { target_id: number; in_radius: boolean }>(
     conn,
     `with pairs as (
        select t.target_id, ${comparableColumns(TARGET_SUBJECT)}, ${withinRadiusSql(TARGET_SUBJECT)} as in_radius
-       from ${g.targets} t join ${g.candidates} c on ${g.on}
+       from ${g.targets} t join ${g.candidates} c on ${g.on} ${trendJoinSql(TARGET_SUBJECT)}
        where ${candidateWhere(TARGET_SUBJECT)} and ${withinRadiusSql(TARGET_SUBJECT, 'c', String(wide))}
      )
      select * from pairs
-     -- the best within the radius, and the best of the ring: the best of the widened search is among them
-     qualify row_number() over (partition by target_id, in_radius order by ${RANK_ORDER}) <= ${BEST_K}
+     -- the heaviest within the radius, and the heaviest of the ring: the heaviest of the widened search are among them;
+     -- the ring only for targets with fewer than MIN_COMPARABLES inside (pickRadius ignores it otherwise: fewer rows)
+     qualify row_number() over (partition by target_id, in_radius order by ${WEIGHT_ORDER}) <= ${ESTIMATE_K}
+       and (in_radius or sum(in_radius::INTEGER) over (partition by target_id) < ${MIN_COMPARABLES})
      order by target_id, ${RANK_ORDER}`,
   );
   const byTarget = new Map<number, Array<Comparable & { in_radius: boolean }>>();
-  for (const r of rows) byTarget.set(r.target_id, [...(byTarget.get(r.target_id) ?? []), r]);
-  const out = new Map<number, { ranked: Comparable[]; fallbacks: Fallback[] }>();
+  for (const r of rows) {
+    const list = byTarget.get(r.target_id);
+    if (list) list.push(r);
+    else byTarget.set(r.target_id, [r]);
+  }
+  const out = new Map<number, { pool: Comparable[]; fallbacks: Fallback[] }>();
   for (const [id, found] of byTarget) {
-    const { comparables, fallbacks } = pickRadius(found, BEST_K);
-    out.set(id, { ranked: comparables, fallbacks });
+    const { pool, fallbacks } = pickRadius(found, BEST_K);
+    out.set(id, { pool, fallbacks });
   }
   return out;
 }
@@ -302,12 +308,12 @@ export async function runBacktest(opts: BacktestOptions): Promise<BacktestReport
 
     // Raw estimates first (the calibration does not move the mid), then z = ln(actual / mid) / spread.
     const raw = targets.map((t) => {
-      const { ranked, fallbacks } = comps.get(t.target_id) ?? { ranked: [], fallbacks: [] };
-      const est = estimateFrom(ranked, { typeLocal: t.type_local, surface: t.surface, fallbacks }, undefined);
-      const stats = est ? priceStats(ranked.slice(0, est.based_on_count)) : null;
+      const { pool, fallbacks } = comps.get(t.target_id) ?? { pool: [], fallbacks: [] };
+      const est = estimateFrom(pool, { typeLocal: t.type_local, surface: t.surface, fallbacks }, undefined);
+      const stats = est ? priceStats(pool) : null;
       const mid = stats ? stats.median * t.surface : null;
       const z = stats && mid ? Math.log(t.actual / mid) / spreadOf(stats.relIqr) : null;
-      return { t, n: ranked.length, fallbacks: fallbacks.join(','), mid, relIqr: stats?.relIqr ?? null, z, cohort: stats ? cohortOf(t.type_local, t.surface, stats.relIqr) : null };
+      return { t, n: pool.length, fallbacks: fallbacks.join(','), mid, relIqr: stats?.relIqr ?? null, z, cohort: stats ? cohortOf(t.type_local, t.surface, stats.relIqr) : null };
     });
     const learn = (rows: typeof raw) => rows.filter((r) => r.z !== null && !r.t.screened_out).map((r) => ({ cohort: r.cohort!, z: r.z! }));
     // Honest coverage: the interval of months 7–12 comes from a calibration that never saw them.

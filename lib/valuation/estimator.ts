@@ -2,12 +2,15 @@
 // of one subject's comparables (radius, widened radius, postal code, commune) and the estimate made from them.
 import type { Params, Row } from '../duck';
 import { METERS_PER_DEGREE } from '../distance';
-import { CONTRACT_VERSION, cohortOf, DEFAULT_CALIBRATION, quantile, spreadOf, type Calibration } from './calibration';
-import { candidateWhere, comparableColumns, RANK_ORDER, withinRadiusSql, type SubjectSql } from './sql';
+import { CONTRACT_VERSION, cohortOf, DEFAULT_CALIBRATION, spreadOf, type Calibration } from './calibration';
+import { MODEL } from './model';
+import { candidateWhere, comparableColumns, RANK_ORDER, trendJoinSql, WEIGHT_ORDER, withinRadiusSql, type SubjectSql } from './sql';
 
-/** The estimate uses the best BEST_K comparables; below MIN_COMPARABLES there is none (specification). */
+/** Comparables fetched at least for the listing; below MIN_COMPARABLES there is no estimate (specification). */
 export const BEST_K = 10;
 export const MIN_COMPARABLES = 3;
+/** The estimate's weighted median is made of at most this many comparables, the heaviest. */
+export const ESTIMATE_K = MODEL.estimateK;
 /** /v1/estimate has one surface: candidates within ×/÷ this factor of it. */
 export const ESTIMATE_SURFACE_FACTOR = 1.5;
 /** Defaults of both endpoints (specification), also the backtest's setting. */
@@ -28,6 +31,12 @@ export interface Comparable {
   distance_m: number | null;
   age_days: number;
   score: number;
+  /** €/m² brought to the reference date (local trend) and to the subject's surface (hedonic elasticity). */
+  prix_m2_ajuste: number;
+  /** ln of the comparable's weight in the estimate (distance, recency, surface kernels). */
+  log_weight: number;
+  /** Indexed €/m² level of the comparable's département at the reference month (valuation_indice_prix), if any. */
+  prix_m2_tendance: number | null;
 }
 
 /** Fallbacks in the order they are tried: the radius widened, then the postal code, then the commune. */
@@ -93,24 +102,33 @@ interface SearchOptions {
 }
 
 export interface SearchResult {
-  /** Best first. */
+  /** Most similar first (similarity_score): the listing. */
   comparables: Comparable[];
+  /** Heaviest first, at most ESTIMATE_K: what the estimate is made of (estimateFrom). */
+  pool: Comparable[];
   /** The fallbacks that added comparables. */
   fallbacks: Fallback[];
   notices: string[];
 }
 
-const rankCompare = (a: Comparable, b: Comparable) =>
-  b.score - a.score || (a.date_mutation < b.date_mutation ? 1 : a.date_mutation > b.date_mutation ? -1 : 0) || b.id - a.id;
+const newerFirst = (a: Comparable, b: Comparable) => (a.date_mutation < b.date_mutation ? 1 : a.date_mutation > b.date_mutation ? -1 : 0) || b.id - a.id;
+/** RANK_ORDER and WEIGHT_ORDER of lib/valuation/sql.ts. */
+const rankCompare = (a: Comparable, b: Comparable) => b.score - a.score || newerFirst(a, b);
+const weightCompare = (a: Comparable, b: Comparable) => b.log_weight - a.log_weight || newerFirst(a, b);
+
+/** The listing (best `n` by similarity) and the estimate's pool (heaviest ESTIMATE_K) of a set of candidates. */
+export function split(found: Comparable[], n: number): { comparables: Comparable[]; pool: Comparable[] } {
+  return { comparables: [...found].sort(rankCompare).slice(0, n), pool: [...found].sort(weightCompare).slice(0, ESTIMATE_K) };
+}
 
 /**
- * From the best `n` within the radius and the best `n` of the widened ring (ranked together, best first): the radius's
- * own when it has MIN_COMPARABLES, else the best `n` of the widened search (the geographic fallback).
+ * From the best `n` by similarity and the heaviest ESTIMATE_K within the radius, and the same of the widened ring:
+ * the radius's own when it has MIN_COMPARABLES, else the widened search (the geographic fallback).
  */
-export function pickRadius(found: Array<Comparable & { in_radius: boolean }>, n: number): { comparables: Comparable[]; fallbacks: Fallback[] } {
+export function pickRadius(found: Array<Comparable & { in_radius: boolean }>, n: number): { comparables: Comparable[]; pool: Comparable[]; fallbacks: Fallback[] } {
   const inside = found.filter((c) => c.in_radius);
-  if (inside.length >= MIN_COMPARABLES || inside.length === found.length) return { comparables: inside, fallbacks: [] };
-  return { comparables: found.slice(0, n), fallbacks: ['radius'] };
+  if (inside.length >= MIN_COMPARABLES || inside.length === found.length) return { ...split(inside, n), fallbacks: [] };
+  return { ...split(found, n), fallbacks: ['radius'] };
 }
 
 /**
@@ -125,10 +143,13 @@ export async function searchComparables(s: ValuationSubject, o: SearchOptions): 
   const run = async (zone: string, extra: Params, inRadius = 'true') => {
     const rows = await o.query(
       `select * from (
-         select ${comparableColumns(BOUND_SUBJECT)}, ${inRadius} as in_radius from valuation_ventes c
+         select ${comparableColumns(BOUND_SUBJECT)}, ${inRadius} as in_radius
+         from valuation_ventes c ${trendJoinSql(BOUND_SUBJECT)}
          where ${zone} and ${candidateWhere(BOUND_SUBJECT)})
        -- the best within the radius, and the best of the widened ring: the best of the widened search is among them
+       -- (by similarity for the listing, by weight for the estimate)
        qualify row_number() over (partition by in_radius order by ${RANK_ORDER}) <= $v_n
+         or row_number() over (partition by in_radius order by ${WEIGHT_ORDER}) <= ${ESTIMATE_K}
        order by ${RANK_ORDER}`,
       { ...params, ...extra },
       Math.max(1, o.budgetMs - (performance.now() - started)),
@@ -146,7 +167,7 @@ export async function searchComparables(s: ValuationSubject, o: SearchOptions): 
     withinRadiusSql(BOUND_SUBJECT),
   );
   const picked = pickRadius(found, n);
-  let comparables = picked.comparables;
+  let { comparables, pool } = picked;
   const fallbacks = picked.fallbacks;
   const notices: string[] = fallbacks.length
     ? [`Fewer than ${MIN_COMPARABLES} comparables within radius_m = ${s.radiusM}: the search was widened to ${wide} m.`]
@@ -170,12 +191,11 @@ export async function searchComparables(s: ValuationSubject, o: SearchOptions): 
       );
       break;
     }
-    const seen = new Set(comparables.map((c) => c.id));
-    const merged = [...comparables, ...more.filter((c) => !seen.has(c.id))].sort(rankCompare).slice(0, n);
-    if (merged.length > comparables.length) fallbacks.push(kind);
-    comparables = merged;
+    const merged = split([...new Map([...comparables, ...pool, ...more].map((c) => [c.id, c])).values()], n);
+    if (merged.comparables.length > comparables.length) fallbacks.push(kind);
+    ({ comparables, pool } = merged);
   }
-  return { comparables, fallbacks, notices };
+  return { comparables, pool, fallbacks, notices };
 }
 
 interface EstimateInput {
@@ -210,16 +230,47 @@ export interface Estimate {
   };
 }
 
-/** Median and relative IQR (IQR / median) of the best comparables' €/m², the two numbers the estimate rests on. */
-export function priceStats(best: Comparable[]): { median: number; relIqr: number } {
-  const p = best.map((c) => c.prix_m2).sort((a, b) => a - b);
-  const median = quantile(p, 0.5);
-  return { median, relIqr: (quantile(p, 0.75) - quantile(p, 0.25)) / median };
+/**
+ * Weighted quantile: the smallest value whose cumulative weight (values ascending, ties by id) reaches q of the total.
+ * Weights are exp(log_weight − max): relative, so no kernel product underflows.
+ */
+export function weightedQuantile(items: Array<{ value: number; logWeight: number; id: number }>, q: number): number {
+  const sorted = [...items].sort((a, b) => a.value - b.value || a.id - b.id);
+  const top = Math.max(...sorted.map((i) => i.logWeight));
+  const w = sorted.map((i) => Math.exp(i.logWeight - top));
+  const total = w.reduce((a, b) => a + b, 0);
+  let acc = 0;
+  for (let i = 0; i < sorted.length; i++) {
+    acc += w[i];
+    // relative tolerance: a cumulative sum that equals q × total up to rounding counts as reaching it
+    if (acc >= q * total * (1 - 1e-12)) return sorted[i].value;
+  }
+  return sorted[sorted.length - 1].value;
+}
+
+/**
+ * The two numbers the estimate rests on, from the pool (heaviest first): the €/m² (the weighted median of the adjusted
+ * €/m², shrunk toward the heaviest comparable's indexed département level by MODEL.shrinkage against the effective
+ * count of comparables) and the weighted relative IQR (IQR / weighted median) of the adjusted €/m².
+ */
+export function priceStats(pool: Comparable[]): { median: number; relIqr: number } {
+  const items = pool.map((c) => ({ value: c.prix_m2_ajuste, logWeight: c.log_weight, id: c.id }));
+  const weighted = weightedQuantile(items, 0.5);
+  const relIqr = (weightedQuantile(items, 0.75) - weightedQuantile(items, 0.25)) / weighted;
+  const top = Math.max(...items.map((i) => i.logWeight));
+  const w = items.map((i) => Math.exp(i.logWeight - top));
+  const nEff = w.reduce((a, b) => a + b, 0) ** 2 / w.reduce((a, b) => a + b * b, 0);
+  const level = [...pool].sort(weightCompare)[0]?.prix_m2_tendance;
+  const k = MODEL.shrinkage;
+  const median = level && level > 0 && k > 0 ? Math.exp((nEff * Math.log(weighted) + k * Math.log(level)) / (nEff + k)) : weighted;
+  return { median, relIqr };
 }
 
 const METHODOLOGY =
-  `Unweighted median of the price per m² of the ${BEST_K} most similar clean sales of the same type (similarity: surface 40 %, ` +
-  'distance 30 %, age 20 %, rooms 10 %) multiplied by the surface; low and high are a 50 % interval calibrated by a published ' +
+  `Weighted median of the price per m² of up to ${ESTIMATE_K} clean sales of the same type, each brought to the reference date ` +
+  "along the département's monthly price trend and to the surface by a hedonic elasticity, weighted by distance, recency and " +
+  "surface (bandwidths chosen by walk-forward backtest), lightly shrunk toward the département's indexed price when few " +
+  'comparables carry the weight, multiplied by the surface; low and high are a 50 % interval calibrated by a published ' +
   'walk-forward backtest (docs/valuation.md).';
 
 const round = (v: number, digits: number) => Math.round(v * 10 ** digits) / 10 ** digits;
@@ -235,9 +286,9 @@ export function intervalFor(calibration: Calibration | undefined, typeLocal: str
   return { cohort, basis, cohortN: own?.n ?? 0, ratioLow: round(Math.exp(q.z_low * spread), 4), ratioHigh: round(Math.exp(q.z_high * spread), 4) };
 }
 
-/** The estimate from the ranked comparables (best first), or null with fewer than MIN_COMPARABLES. */
-export function estimateFrom(ranked: Comparable[], input: EstimateInput, calibration: Calibration | undefined): Estimate | null {
-  const best = ranked.slice(0, BEST_K);
+/** The estimate from the search's pool (SearchResult.pool), or null with fewer than MIN_COMPARABLES. */
+export function estimateFrom(pool: Comparable[], input: EstimateInput, calibration: Calibration | undefined): Estimate | null {
+  const best = [...pool].sort(weightCompare).slice(0, ESTIMATE_K);
   if (best.length < MIN_COMPARABLES) return null;
   const { median, relIqr } = priceStats(best);
   const mid = median * input.surface;

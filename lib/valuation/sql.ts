@@ -2,6 +2,7 @@
 // the backtest (thousands of subjects joined as rows): callers pass SQL expressions for the subject's values, so the
 // candidate rule, the similarity score and the ranking are literally the same text in both paths.
 import { haversineSql } from '../distance';
+import { MODEL, type Kernels } from './model';
 
 /** Similarity weights (specification: surface 40 %, distance 30 %, age 20 %, rooms 10 %). */
 const WEIGHTS = { surface: 0.4, distance: 0.3, age: 0.2, rooms: 0.1 } as const;
@@ -69,10 +70,56 @@ function scoreSql(s: SubjectSql, c = 'c'): string {
 
 /** Best first; ties broken by the most recent sale, then the id, so both paths rank identically. */
 export const RANK_ORDER = 'score desc, date_mutation desc, id desc';
+/** Heaviest first (the comparables the estimate is made of); same tie-breaks. */
+export const WEIGHT_ORDER = 'log_weight desc, date_mutation desc, id desc';
 
-/** Columns of a comparable as both paths select them. */
+/**
+ * The local price trend of comparable `c` at the subject's reference month (valuation_indice_prix: its département's,
+ * or with MODEL.trendLevel 'commune' its commune's where it has one), joined in front of the candidate conditions by
+ * both paths.
+ */
+export function trendJoinSql(s: SubjectSql, c = 'c'): string {
+  const on = (alias: string, niveau: string, zone: string) =>
+    `left join valuation_indice_prix ${alias} on ${alias}.niveau = '${niveau}' and ${alias}.zone = ${c}.${zone}
+       and ${alias}.type_local = ${c}.type_local and ${alias}.mois = date_trunc('month', ${s.refDate})::DATE`;
+  // the commune's trend is joined only when it is used: one join fewer on the API's path
+  const commune = MODEL.trendLevel === 'commune' ? on(`${c}_tc`, 'commune', 'code_commune_actuel') : '';
+  return `${commune} ${on(`${c}_td`, 'departement', 'code_departement')}`;
+}
+
+const num = (v: number) => (Number.isFinite(v) ? String(v) : '0');
+
+/** ln of the subject-to-comparable surface ratio, ln(s / S). */
+const logSurfaceRatioSql = (s: SubjectSql, c = 'c') => `ln(${c}.surface_reelle_bati / ${s.surface})`;
+
+/**
+ * The comparable's €/m² brought to the subject: to the reference date along the local trend
+ * (× exp(slope × months of age)), and to the subject's surface (× (s / S)^elasticity of the type).
+ */
+function adjustedPriceSql(s: SubjectSql, c = 'c'): string {
+  const commune = MODEL.trendLevel === 'commune' ? `${c}_tc.pente_mensuelle, ` : '';
+  const slope = `coalesce(${commune}${c}_td.pente_mensuelle, 0)`;
+  const elasticity = `(case ${c}.type_local when 'Maison' then ${num(MODEL.elasticity.Maison)} else ${num(MODEL.elasticity.Appartement)} end)`;
+  return `${c}.prix_m2 * exp(${slope} * ${ageDaysSql(s, c)} / 30.44 + ${elasticity} * ${logSurfaceRatioSql(s, c)})`;
+}
+
+/**
+ * ln of the comparable's weight in the estimate's weighted median: Gaussian in distance, exponential in age, Gaussian
+ * in ln(surface ratio) (MODEL). Kept in logs: far comparables of a wide radius would underflow a product of kernels.
+ * A comparable without coordinates (administrative fallback) counts as twice the radius away.
+ */
+function logWeightSql(s: SubjectSql, c = 'c'): string {
+  const k = (key: keyof Kernels) => `(case ${c}.type_local when 'Maison' then ${num(MODEL.kernels.Maison[key])} else ${num(MODEL.kernels.Appartement[key])} end)`;
+  return `(- pow(coalesce(${distanceSql(s, c)}, 2 * ${s.radiusM}) / ${k('bandwidthM')}, 2)
+    - ${ageDaysSql(s, c)} / (${k('recencyMonths')} * 30.44)
+    - pow(${logSurfaceRatioSql(s, c)} / ${k('surfaceLogBandwidth')}, 2))`;
+}
+
+/** Columns of a comparable as both paths select them (the FROM must carry trendJoinSql for `c`). */
 export function comparableColumns(s: SubjectSql, c = 'c'): string {
   return `${c}.id, ${c}.id_mutation, ${c}.date_mutation::VARCHAR as date_mutation, ${c}.type_local, ${c}.valeur_fonciere,
     ${c}.prix_m2, ${c}.surface_reelle_bati, ${c}.nombre_pieces_principales, ${c}.address, ${c}.code_postal, ${c}.commune,
-    ${distanceSql(s, c)} as distance_m, ${ageDaysSql(s, c)} as age_days, ${scoreSql(s, c)} as score`;
+    ${distanceSql(s, c)} as distance_m, ${ageDaysSql(s, c)} as age_days, ${scoreSql(s, c)} as score,
+    ${adjustedPriceSql(s, c)} as prix_m2_ajuste, ${logWeightSql(s, c)} as log_weight,
+    ${c}_td.prix_m2_tendance as prix_m2_tendance`;
 }

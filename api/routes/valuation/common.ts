@@ -146,7 +146,7 @@ export async function valuate(call: Call, subject: Subject, limit: number): Prom
     throw e;
   }
   const calibration = loadCalibration(ctx.db.opts.dataRoot, ctx.db.file);
-  const estimate = estimateFrom(search.comparables, { typeLocal: subject.typeLocal, surface: subject.surface, fallbacks: search.fallbacks }, calibration);
+  const estimate = estimateFrom(search.pool, { typeLocal: subject.typeLocal, surface: subject.surface, fallbacks: search.fallbacks }, calibration);
   const notices = reference.lagging ? [referenceNotice(reference, subject.maxAgeMonths), ...search.notices] : search.notices;
   return { ...search, notices, estimate, reference };
 }

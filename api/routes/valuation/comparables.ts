@@ -1,5 +1,5 @@
 // GET /v1/comparables (10 credits): the most similar recent sales around a property, and the estimate they give.
-import { BEST_K, DEFAULT_MAX_AGE_MONTHS } from '../../../lib/valuation/estimator';
+import { DEFAULT_MAX_AGE_MONTHS, ESTIMATE_K } from '../../../lib/valuation/estimator';
 import { invalidParams } from '../../errors';
 import { booleanParam, enumParam, numberParam, round2, z } from '../../params';
 import { defineEndpoint } from '../../platform';
@@ -40,7 +40,8 @@ export const comparables = defineEndpoint({
   summary: 'Comparable sales and the estimate they give',
   description:
     `Clean sales of the same type within radius_m and max_age_months, with a surface between surface_min and surface_max, ranked by ` +
-    `similarity. The estimate is the median €/m² of the best ${BEST_K} × the middle of the surface range, with a 50 % interval ` +
+    `similarity. The estimate is the weighted median (distance, recency, surface) of up to ${ESTIMATE_K} comparables' €/m², each ` +
+    'brought to the reference date along the local price trend, × the middle of the surface range, with a 50 % interval ' +
     'calibrated by a published backtest. Without 3 comparables in the radius, code_postal then commune are searched (flagged in ' +
     'confidence_factors.fallback_used); with fewer than 3 in the end, valuation_estimate is null and the call is still charged. ' +
     'A search past the time budget answers 504 dense_query_timeout and is refunded.',

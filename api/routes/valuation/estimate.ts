@@ -1,5 +1,5 @@
 // GET /v1/estimate (10 credits): the value of a house or flat from its comparables, with a calibrated 50 % interval.
-import { DEFAULT_MAX_AGE_MONTHS, ESTIMATE_SURFACE_FACTOR } from '../../../lib/valuation/estimator';
+import { DEFAULT_MAX_AGE_MONTHS, ESTIMATE_K, ESTIMATE_SURFACE_FACTOR } from '../../../lib/valuation/estimator';
 import { invalidParams } from '../../errors';
 import { enumParam, numberParam, z } from '../../params';
 import { defineEndpoint } from '../../platform';
@@ -21,8 +21,9 @@ export const estimate = defineEndpoint({
   tag: 'Valuation',
   summary: 'Estimated value of a house or flat',
   description:
-    `Median €/m² of the 10 most similar clean sales within radius_m and max_age_months (surface within ×/÷ ${ESTIMATE_SURFACE_FACTOR}) ` +
-    'multiplied by the surface, with a 50 % interval calibrated by a published backtest (docs/valuation.md). Fewer than 3 comparables: ' +
+    `Weighted median €/m² (distance, recency, surface) of up to ${ESTIMATE_K} clean sales within radius_m and max_age_months (surface ` +
+    `within ×/÷ ${ESTIMATE_SURFACE_FACTOR}), each brought to the reference date along the local price trend, multiplied by the surface, ` +
+    'with a 50 % interval calibrated by a published backtest (docs/valuation.md). Fewer than 3 comparables: ' +
     'estimate null with a message, still charged. A search past the time budget answers 504 dense_query_timeout and is refunded.',
   query,
   response: z.object({
