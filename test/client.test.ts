@@ -89,6 +89,11 @@ describe('the typed client against the server', () => {
 
   it('rejects invalid parameters with a FoncierError carrying status, code, details and request id', async () => {
     const { client } = recordingClient(api.url, api.key());
+    // The types refuse what the document refuses (checked by npm run typecheck), so the bad call needs a cast.
+    // @ts-expect-error a type_local outside the enum
+    void (() => client.getStatsMarket({ query: { type_local: 'Chateau' } }));
+    // @ts-expect-error the path parameter is required
+    void (() => client.getPortfolioById());
     const err = await rejection(client.getStatsMarket({ query: { code_postal: '3323', type_local: 'Chateau' as 'Maison' } }));
     expect(err).toBeInstanceOf(FoncierError);
     expect(err.status).toBe(400);
