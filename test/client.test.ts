@@ -205,3 +205,53 @@ describe('the typed client and the rate limit', () => {
     expect(sleeps).toEqual([]);
   });
 });
+
+describe('the typed client and answers that are not the API’s', () => {
+  /** A client over a scripted fetch answering the given responses in turn. */
+  function scripted(responses: (() => Response)[], opts: { maxRetryDelayMs?: number } = {}) {
+    const sleeps: number[] = [];
+    let calls = 0;
+    const client = createClient({
+      baseUrl: 'http://127.0.0.1:9',
+      apiKey: 'k',
+      ...opts,
+      fetch: async () => responses[calls++]!(),
+      sleep: async (ms) => void sleeps.push(ms),
+    });
+    return { client, sleeps, calls: () => calls };
+  }
+
+  it('turns a non-JSON error page into a FoncierError http_<status>', async () => {
+    const { client } = scripted([() => new Response('<html>Bad gateway</html>', { status: 502, headers: { 'Content-Type': 'text/html' } })]);
+    const err = await rejection(client.getAccount());
+    expect([err.status, err.code, err.message]).toEqual([502, 'http_502', '<html>Bad gateway</html>']);
+  });
+
+  it('reads a Retry-After given as an HTTP date, and does not wait beyond maxRetryDelayMs', async () => {
+    const body = JSON.stringify({ error: { code: 'rate_limited', message: 'slow down', request_id: 'r1' } });
+    const at = (s: number) => new Date(Math.ceil(Date.now() / 1000) * 1000 + s * 1000).toUTCString();
+    const ok = JSON.stringify({ plan: 'Scale' });
+    const dated = scripted([
+      () => new Response(body, { status: 429, headers: { 'Retry-After': at(30) } }),
+      () => new Response(ok, { status: 200, headers: { 'Content-Type': 'application/json' } }),
+    ]);
+    await dated.client.getAccount();
+    expect(dated.sleeps).toHaveLength(1);
+    expect(dated.sleeps[0]).toBeGreaterThan(28_000);
+    expect(dated.sleeps[0]).toBeLessThanOrEqual(31_000);
+
+    const tooLong = scripted([() => new Response(body, { status: 429, headers: { 'Retry-After': '3600' } })], { maxRetryDelayMs: 60_000 });
+    const err = await rejection(tooLong.client.getAccount());
+    expect([err.code, err.retryAfterSeconds, err.requestId]).toEqual(['rate_limited', 3600, 'r1']);
+    expect(tooLong.sleeps).toEqual([]);
+    expect(tooLong.calls()).toBe(1);
+  });
+
+  it('does not retry a 503 other than at_capacity', async () => {
+    const body = JSON.stringify({ error: { code: 'no_data', message: 'no serving database', request_id: 'r2' } });
+    const { client, sleeps, calls } = scripted([() => new Response(body, { status: 503, headers: { 'Retry-After': '1' } })]);
+    const err = await rejection(client.getAccount());
+    expect([err.status, err.code]).toEqual([503, 'no_data']);
+    expect([sleeps, calls()]).toEqual([[], 1]);
+  });
+});
