@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { dataDir, paths } from '../lib/config';
-import { all, DuckDBInstance, run, type DuckDBConnection, type Params } from '../lib/duck';
+import { all, columns, DuckDBInstance, run, type DuckDBConnection, type Params } from '../lib/duck';
 import { currentServingFile } from '../lib/serving';
 
 export class QueryTimeoutError extends Error {
@@ -169,7 +169,16 @@ export class ServingDb {
   }
 
   /** Runs one query with bound `$name` parameters on a pooled connection, within the time budget. */
-  async query<T = Record<string, unknown>>(sql: string, params?: Params, opts: { timeoutMs?: number } = {}): Promise<T[]> {
+  query<T = Record<string, unknown>>(sql: string, params?: Params, opts: { timeoutMs?: number } = {}): Promise<T[]> {
+    return this.withConnection((conn) => all<T>(conn, sql, params), opts);
+  }
+
+  /** As `query`, the result as arrays per column (`columns` of lib/duck.ts): for results of a million rows. */
+  queryColumns<T extends Record<string, unknown[]>>(sql: string, params?: Params, opts: { timeoutMs?: number } = {}): Promise<T> {
+    return this.withConnection((conn) => columns<T>(conn, sql, params), opts);
+  }
+
+  private async withConnection<R>(read: (conn: DuckDBConnection) => Promise<R>, opts: { timeoutMs?: number }): Promise<R> {
     const g = this.gen;
     if (!g) throw new NoDataError();
     g.inFlight++;
@@ -181,7 +190,7 @@ export class ServingDb {
       conn.interrupt();
     }, budget);
     try {
-      const rows = await all<T>(conn, sql, params);
+      const rows = await read(conn);
       // An interrupt that arrives as the query finishes is lost: the budget was still exceeded.
       if (timedOut) throw new QueryTimeoutError(budget);
       return rows;

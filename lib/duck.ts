@@ -47,6 +47,15 @@ export async function all<T = Row>(conn: DuckDBConnection, sql: string, params?:
   });
 }
 
+/**
+ * Runs a query and returns its columns as arrays of plain JS values (DuckDB's own conversion: a BIGINT is a bigint, a
+ * DATE a DuckDB value, so callers cast in SQL). Several times cheaper than `all` for a million rows: no row objects.
+ */
+export async function columns<T extends Record<string, unknown[]>>(conn: DuckDBConnection, sql: string, params?: Params): Promise<T> {
+  const reader = await conn.runAndReadAll(sql, params as never);
+  return reader.getColumnsObjectJS() as unknown as T;
+}
+
 export async function one<T = Row>(conn: DuckDBConnection, sql: string, params?: Params): Promise<T | undefined> {
   return (await all<T>(conn, sql, params))[0];
 }

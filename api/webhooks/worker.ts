@@ -6,7 +6,7 @@ import crypto from 'node:crypto';
 import PQueue from 'p-queue';
 import { systemClock, type Clock } from '../clock';
 import type { AppContext } from '../context';
-import { dueDeliveries, recordAttempt, type DueDelivery } from './queue';
+import { alertIsActive, dueDeliveries, recordAttempt, type DueDelivery } from './queue';
 import { post } from './send';
 
 const LEASE = 'alert-deliveries';
@@ -86,6 +86,8 @@ export class DeliveryWorker {
   private async attempt(d: DueDelivery): Promise<void> {
     // The lease may have passed to another process while this waited its turn: it then owns the delivery.
     if (!this.holdLease()) return;
+    // Its alert may have been deactivated (a 410 to another delivery) while this waited: it then waits, pending.
+    if (!alertIsActive(this.ctx.store.db, d.alert_id)) return;
     const result = await post(d, this.ctx.webhooks, this.wall.now());
     const outcome = recordAttempt(this.ctx.store.db, d, result, this.ctx.clock.now(), this.ctx.webhooks.retryDelaysMs);
     this.ctx.logger.info({ delivery: d.id, alert: d.alert_id, attempt: d.attempts + 1, status: result.status, error: result.error, outcome }, 'webhook delivery');
