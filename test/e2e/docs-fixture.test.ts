@@ -6,7 +6,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SWAGGER_UI_CSP, docsAsset } from '../../api/docs-page';
+import { DOCS_CSP, docsAsset } from '../../api/docs-page';
 import { authorize, operation, tryItOut } from './docs-swagger-ui';
 
 const spec = readFileSync(new URL('./fixtures/openapi.sample.json', import.meta.url), 'utf8');
@@ -20,7 +20,7 @@ beforeAll(async () => {
     // The page and its static files, as the API serves them.
     const asset = docsAsset(req.url ?? '');
     if (asset) {
-      res.writeHead(200, { 'content-type': asset.type, 'content-security-policy': SWAGGER_UI_CSP });
+      res.writeHead(200, { 'content-type': asset.type, 'content-security-policy': DOCS_CSP });
       return res.end(asset.body ?? readFileSync(asset.file!));
     }
     if (req.url === '/v1/openapi.json') {

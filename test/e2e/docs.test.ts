@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SWAGGER_UI_CSP } from '../../api/docs-page';
+import { DOCS_CSP } from '../../api/docs-page';
 import { authorize, operation, renderedEndpoints, tryItOut } from './docs-swagger-ui';
 import { freePort } from '../../lib/net';
 
@@ -127,7 +127,7 @@ describe('/docs', () => {
     const { context, page, problems, outside } = await watchedPage();
     const res = await page.goto(`${base}/docs`);
     expect(res?.status()).toBe(200);
-    expect(res?.headers()['content-security-policy']).toBe(SWAGGER_UI_CSP);
+    expect(res?.headers()['content-security-policy']).toBe(DOCS_CSP);
     await page.waitForSelector('#swagger-ui .opblock');
 
     const shown = await renderedEndpoints(page);
