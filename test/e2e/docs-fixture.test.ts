@@ -1,11 +1,13 @@
-// The /docs page against a hand-made OpenAPI 3.1 document (fixtures/openapi.sample.json, generated with
-// zod-to-openapi like the API's): spec text is escaped, $refs are resolved into trees, "Try it" builds the URL.
+// The /docs page (Swagger UI) against a hand-made OpenAPI 3.1 document (fixtures/openapi.sample.json, generated with
+// zod-to-openapi like the API's): markup in the spec's text or in a response never runs, $ref schemas are shown
+// resolved, and "Try it out" builds the request (key from the Authorize dialog, JSON body, encoded path parameter).
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DOCS_CSP, docsAsset } from '../../api/docs-page';
+import { authorize, operation, tryItOut } from './docs-swagger-ui';
 
 const spec = readFileSync(new URL('./fixtures/openapi.sample.json', import.meta.url), 'utf8');
 const calls: { url: string; key?: string; body: string }[] = [];
@@ -19,7 +21,7 @@ beforeAll(async () => {
     const asset = docsAsset(req.url ?? '');
     if (asset) {
       res.writeHead(200, { 'content-type': asset.type, 'content-security-policy': DOCS_CSP });
-      return res.end(asset.body);
+      return res.end(asset.body ?? readFileSync(asset.file!));
     }
     if (req.url === '/v1/openapi.json') {
       res.writeHead(200, { 'content-type': 'application/json' });
@@ -43,65 +45,80 @@ afterAll(async () => {
   await new Promise((r) => server?.close(r));
 });
 
-describe('/docs page on a fixture document', () => {
-  it('shows text from the spec as text, never as markup', async () => {
-    const page = await browser.newPage();
-    const dialogs: string[] = [];
-    page.on('dialog', (d) => {
-      dialogs.push(d.message());
-      void d.dismiss();
-    });
-    await page.goto(`${base}/docs`);
-    await page.waitForSelector('#endpoints .endpoint');
-    await expect(page.locator('#info .desc').textContent()).resolves.toContain('<script>alert(1)</script>');
-    await expect(page.locator('#info script').count()).resolves.toBe(0);
-    const market = page.locator('.endpoint[data-path="/v1/stats/market"]');
-    await expect(market.textContent()).resolves.toContain('Add the price-to-income ratio <b>free</b>');
+/** A page that records dialogs (an alert() would mean markup from the spec or a response ran) and console errors. */
+async function openDocs(): Promise<{ page: Page; dialogs: string[]; errors: string[] }> {
+  const page = await browser.newPage();
+  const dialogs: string[] = [];
+  const errors: string[] = [];
+  page.on('dialog', (d) => {
+    dialogs.push(d.message());
+    void d.dismiss();
+  });
+  page.on('console', (m) => {
+    if (m.type() === 'error') errors.push(m.text());
+  });
+  page.on('pageerror', (e) => errors.push(e.message));
+  await page.goto(`${base}/docs`);
+  await page.waitForSelector('#swagger-ui .opblock');
+  return { page, dialogs, errors };
+}
+
+describe('/docs (Swagger UI) on a fixture document', () => {
+  it('never runs markup from the spec text', async () => {
+    const { page, dialogs, errors } = await openDocs();
+    await expect(page.locator('#swagger-ui .info .description').textContent()).resolves.toContain('X-API-Key');
+    await expect(page.locator('#swagger-ui .info script').count()).resolves.toBe(0);
+    await expect(page.locator('#swagger-ui script').count()).resolves.toBe(0);
     expect(dialogs).toEqual([]);
+    expect(errors).toEqual([]);
     await page.close();
   });
 
-  it('resolves $ref schemas into nested property trees and reads credits', async () => {
-    const page = await browser.newPage();
-    await page.goto(`${base}/docs#op-get-v1-transactions`);
-    const op = page.locator('.endpoint[data-path="/v1/transactions"]');
-    await expect(op.locator('details').getAttribute('open')).resolves.toBe('');
-    await expect(op.locator('.credits').textContent()).resolves.toBe('5 credits');
-    // transactions: array of Transaction ($ref) whose lots are an array of objects.
-    const tree = op.locator('.response ul.tree').first();
-    await expect(tree.locator('.prop-name', { hasText: /^surface_carrez$/ }).count()).resolves.toBe(1);
-    await expect(tree.textContent()).resolves.toContain('array of Transaction');
-    await expect(op.locator('table.errors').textContent()).resolves.toContain('402');
+  it('shows $ref schemas resolved into nested properties', async () => {
+    const { page } = await openDocs();
+    const op = operation(page, 'get', '/v1/transactions');
+    await op.locator('.opblock-summary-control').click();
+    // The 200 response's schema: an array of Transaction ($ref), expanded down to its properties.
+    const response = op.locator('.responses-table tr.response[data-code="200"]');
+    await response.locator('button[data-name="model"]').click();
+    const model = response.locator('.model-box');
+    const transactions = model.locator('li.json-schema-2020-12-property').filter({ has: page.locator('.json-schema-2020-12__title', { hasText: /^transactions$/ }) });
+    await expect(model.textContent()).resolves.not.toContain('surface_carrez');
+    await transactions.locator('button.json-schema-2020-12-expand-deep-button').first().click();
+    // The items' $ref is followed: Transaction's own fields, and the array of objects nested in it, are listed.
+    await expect.poll(async () => (await transactions.textContent()) ?? '').toContain('surface_carrez');
+    await expect(transactions.textContent()).resolves.toMatch(/Stable transaction identifier.*lots.*Lots of the sale.*surface_carrez/s);
     await page.close();
   });
 
-  it('"Try it" fills path, query, key and body, and pretty-prints the answer', async () => {
-    const page = await browser.newPage();
-    await page.goto(`${base}/docs`);
-    await page.waitForSelector('#endpoints .endpoint');
-    const post = page.locator('.endpoint[data-path="/v1/portfolio"][data-method="POST"]');
-    await post.locator('summary').click();
-    await post.locator('input.api-key').fill('key-1');
-    await post.locator('textarea').fill('{"latitude": 48.85, "longitude": 2.35, "type_local": "Maison", "surface": 90}');
-    await post.locator('button.send').click();
-    await post.locator('pre.body').waitFor();
-    await expect(post.locator('.result .status').textContent()).resolves.toBe('201 Created');
-    await expect(post.locator('dl.headers').textContent()).resolves.toContain('req-42');
-    await expect(post.locator('pre.body').textContent()).resolves.toContain('"label": "<img src=x onerror=alert(2)>"');
+  it('"Try it out" sends the Authorize key, the JSON body and an encoded path, and shows the answer as text', async () => {
+    const { page, dialogs, errors } = await openDocs();
+    await authorize(page, 'key-1');
 
-    // The key typed in one panel is shared with the others; a missing path parameter stops the request.
-    const del = page.locator('.endpoint[data-path="/v1/portfolio/{id}"]');
-    await del.locator('summary').click();
-    await expect(del.locator('input.api-key').inputValue()).resolves.toBe('key-1');
-    await del.locator('button.send').click();
-    await expect(del.locator('.problem').textContent()).resolves.toBe('Required: id');
-    await del.locator('input[name="id"]').fill('a b/c');
-    await del.locator('button.send').click();
-    await del.locator('pre.body').waitFor();
+    const post = operation(page, 'post', '/v1/portfolio');
+    await tryItOut(post);
+    await post.locator('textarea.body-param__text').fill('{"latitude": 48.85, "longitude": 2.35, "type_local": "Maison", "surface": 90}');
+    await post.locator('button.execute').click();
+    const live = post.locator('.live-responses-table');
+    await live.waitFor();
+    await expect(live.locator('tr.response .response-col_status').textContent()).resolves.toMatch(/^\s*201\b/);
+    await expect(live.locator('pre:has(.headerline)').textContent()).resolves.toContain('req-42');
+    await expect(live.locator('.highlight-code pre').textContent()).resolves.toContain('"label": "<img src=x onerror=alert(2)>"');
+
+    // A missing required path parameter stops the request; a given one is encoded.
+    const del = operation(page, 'delete', '/v1/portfolio/{id}');
+    await tryItOut(del);
+    await del.locator('button.execute').click();
+    await expect.poll(() => del.locator('.parameters input.invalid').count()).toBe(1);
+    await del.locator('.parameters input').fill('a b/c');
+    await del.locator('button.execute').click();
+    await del.locator('.live-responses-table').waitFor();
 
     expect(calls.map((c) => c.url)).toEqual(['POST /v1/portfolio', 'DELETE /v1/portfolio/a%20b%2Fc']);
     expect(calls.map((c) => c.key)).toEqual(['key-1', 'key-1']);
     expect(JSON.parse(calls[0].body)).toMatchObject({ type_local: 'Maison', surface: 90 });
+    expect(dialogs).toEqual([]);
+    expect(errors).toEqual([]);
     await page.close();
   });
 });

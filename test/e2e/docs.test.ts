@@ -1,5 +1,6 @@
-// End to end: the real server (`scripts/start.ts`, demo data built on first start) serves /docs, which headless
-// Chromium renders from /v1/openapi.json without any request leaving the machine; "Try it" calls the API.
+// End to end: the real server (`scripts/start.ts`, demo data built on first start) serves /docs (Swagger UI from
+// swagger-ui-dist), which headless Chromium renders from /v1/openapi.json without any request leaving the machine;
+// "Try it out" calls the API with the key entered in the Authorize dialog.
 // E2E_BASE_URL points the test at a server already running instead (its keys from E2E_API_KEY or DATA_DIR).
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
@@ -10,6 +11,7 @@ import { promisify } from 'node:util';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DOCS_CSP } from '../../api/docs-page';
+import { authorize, operation, renderedEndpoints, tryItOut } from './docs-swagger-ui';
 import { freePort } from '../../lib/net';
 
 const repoRoot = path.resolve(fileURLToPath(new URL('../..', import.meta.url)));
@@ -70,12 +72,6 @@ async function watchedPage(): Promise<{ context: BrowserContext; page: Page; pro
   return { context, page, problems, outside };
 }
 
-async function renderedEndpoints(page: Page): Promise<string[]> {
-  return page.$$eval('#endpoints .endpoint', (els) =>
-    els.map((el) => `${el.querySelector('.method')?.textContent?.trim()} ${el.querySelector('.path')?.textContent?.trim()}`),
-  );
-}
-
 async function apiKey(): Promise<string> {
   if (process.env.E2E_API_KEY) return process.env.E2E_API_KEY;
   const { stdout } = await promisify(execFile)('npx', ['tsx', 'scripts/keys.ts', 'create', '--plan', 'Scale', '--label', 'e2e'], {
@@ -132,34 +128,37 @@ describe('/docs', () => {
     const res = await page.goto(`${base}/docs`);
     expect(res?.status()).toBe(200);
     expect(res?.headers()['content-security-policy']).toBe(DOCS_CSP);
-    await page.waitForSelector('#endpoints .endpoint');
+    await page.waitForSelector('#swagger-ui .opblock');
 
     const shown = await renderedEndpoints(page);
     expect(shown).toEqual(expect.arrayContaining(REQUIRED));
     expect([...shown].sort()).toEqual([...expected].sort());
     await expect(page.title()).resolves.toMatch(/documentation/);
+    await expect(page.locator('#swagger-ui .info .title').textContent()).resolves.toContain('foncier API');
 
-    // Opening an operation shows its parameters, response schema and error table.
-    const market = page.locator('.endpoint[data-path="/v1/stats/market"]');
-    await market.locator('summary').click();
-    await expect(market.locator('table').first().textContent()).resolves.toContain('code_postal');
-    await expect(market.locator('h4', { hasText: 'Errors' }).count()).resolves.toBe(1);
+    // Opening an operation shows its parameters and its responses, errors included.
+    const market = operation(page, 'GET', '/v1/stats/market');
+    await market.locator('.opblock-summary-control').click();
+    await expect(market.locator('.parameters .parameter__name').allTextContents()).resolves.toEqual(
+      expect.arrayContaining([expect.stringContaining('code_postal')]),
+    );
+    const statuses = await market.locator('.responses-table tr.response .response-col_status').allTextContents();
+    expect(statuses.map((s) => s.trim())).toEqual(expect.arrayContaining(['200', '400', '402']));
 
     mkdirSync(path.dirname(SCREENSHOT), { recursive: true });
     await page.screenshot({ path: SCREENSHOT, fullPage: true });
 
-    // The search box narrows the list.
-    await page.fill('#search', 'stats/market');
-    const visible = await page.$$eval('#endpoints .endpoint:not([hidden]) .path', (els) => els.map((e) => e.textContent));
-    expect(visible).toContain('/v1/stats/market');
-    expect(visible).not.toContain('/v1/transactions');
+    // The filter box narrows the list to the matching tag.
+    await page.fill('.operation-filter-input', 'Market statistics');
+    await expect.poll(() => renderedEndpoints(page)).not.toContain('GET /v1/transactions');
+    expect(await renderedEndpoints(page)).toContain('GET /v1/stats/market');
 
     expect(problems).toEqual([]);
     expect(outside).toEqual([]);
     await context.close();
   });
 
-  it('"Try it" sends the stored key and shows status, headers and the JSON body', async () => {
+  it('"Try it" sends the key entered in Authorize, shows status, headers and the JSON body, and keeps the key', async () => {
     const key = await apiKey();
     const { context, page, problems, outside } = await watchedPage();
     const sent: (string | undefined)[] = [];
@@ -167,23 +166,32 @@ describe('/docs', () => {
       if (new URL(r.url()).pathname === '/v1/meta/sources') sent.push(r.headers()['x-api-key']);
     });
     await page.goto(`${base}/docs`);
-    const op = page.locator('.endpoint[data-path="/v1/meta/sources"][data-method="GET"]');
-    await op.locator('summary').click();
-    await op.locator('input.api-key').fill(key);
-    await op.locator('button.send').click();
-    await op.locator('pre.body').waitFor();
+    await page.waitForSelector('#swagger-ui .opblock');
+
+    await authorize(page, key);
+
+    const op = operation(page, 'GET', '/v1/meta/sources');
+    await tryItOut(op);
+    await op.locator('button.execute').click();
+    const live = op.locator('.live-responses-table');
+    await live.waitFor();
 
     expect(sent).toEqual([key]);
-    await expect(op.locator('.result .status').textContent()).resolves.toMatch(/^200\b/);
-    await expect(op.locator('dl.headers').textContent()).resolves.toContain('x-request-id');
-    const body = (await op.locator('pre.body').textContent()) ?? '';
+    await expect(live.locator('tr.response .response-col_status').textContent()).resolves.toMatch(/^\s*200\b/);
+    await expect(live.locator('pre:has(.headerline)').textContent()).resolves.toContain('x-request-id');
+    const body = (await live.locator('.highlight-code pre').textContent()) ?? '';
     expect(() => JSON.parse(body)).not.toThrow();
     expect(body).toContain('\n  '); // pretty-printed
 
-    // The key is kept in localStorage and pre-filled after a reload.
-    await page.reload();
-    await page.waitForSelector('#endpoints .endpoint');
-    await expect(page.locator('input.api-key').first().inputValue()).resolves.toBe(key);
+    // The key is kept in the browser (persistAuthorization) and sent again when the page is opened anew (without the
+    // operation's deep link, which would reopen it), without retyping it.
+    await page.goto('about:blank');
+    await page.goto(`${base}/docs`);
+    await page.waitForSelector('#swagger-ui .opblock');
+    await tryItOut(op);
+    await op.locator('button.execute').click();
+    await live.waitFor();
+    expect(sent).toEqual([key, key]);
 
     expect(problems).toEqual([]);
     expect(outside).toEqual([]);
