@@ -167,6 +167,12 @@ export interface CallRequest {
   input?: { query?: unknown; params?: unknown; body?: unknown };
   /** From requestIdOf(): recorded with the charge, returned in error bodies. */
   requestId: string;
+  /**
+   * The transport settles a successful answer's charge itself, once the answer is delivered (HTTP: when the response
+   * is flushed): a process killed between the decision and the delivery leaves it pending, and the start-up recovery
+   * refunds it, since the client never got the answer. Default: kept as soon as the answer is decided.
+   */
+  settleOnDelivery?: boolean;
 }
 
 export interface CallResult {
@@ -183,6 +189,8 @@ export interface CallResult {
   keyId?: string;
   /** Credits the call finally cost (0 when refused or refunded). */
   creditsUsed: number;
+  /** With settleOnDelivery: keep (delivered true) or refund (false) the pending charge of a successful answer. */
+  settle?: (delivered: boolean) => void;
 }
 
 /**
@@ -237,15 +245,25 @@ export async function callEndpoint<Q extends AnyObject | undefined, P extends An
       body = (await spec.handler(prepared, call)) as Record<string, unknown>;
       if (ck && ttl) ctx.cache.set(ck, body, ttl);
     }
-    // The answer is decided: the charge is final (docs/decisions.md, Pending charges).
-    ctx.credits.keep(charge.chargeId);
+    // The answer is decided: the charge is final (docs/decisions.md, Pending charges), or once delivered.
+    const { chargeId } = charge;
+    let settle: CallResult['settle'];
+    if (req.settleOnDelivery) {
+      let settled = false;
+      settle = (delivered) => {
+        if (settled) return;
+        settled = true;
+        if (delivered) ctx.credits.keep(chargeId);
+        else ctx.credits.refundCharge(chargeId);
+      };
+    } else ctx.credits.keep(chargeId);
     const out: Record<string, unknown> = { ...body };
     if (ttl) out.cache = hit ? { hit: true, ttl_seconds: hit.ttlSeconds } : { hit: false, ttl_seconds: ttl };
     if (spec.analytic ?? true) {
       out._credits = ctx.credits.creditsField(charge.used, charge.remaining);
       out.query_time_ms = round2(performance.now() - started);
     }
-    return { status: spec.status ?? 200, body: out, headers, keyId: key.id, creditsUsed: charge.used };
+    return { status: spec.status ?? 200, body: out, headers, keyId: key.id, creditsUsed: charge.used, settle };
   } catch (e) {
     const error = toApiError(e);
     let creditsUsed = 0;
@@ -271,7 +289,14 @@ export function mountEndpoint<Q extends AnyObject | undefined, P extends AnyObje
 ): void {
   app[spec.method](spec.path, async (req: Request, res: Response) => {
     const requestId = (res.locals.requestId as string | undefined) ?? requestIdOf(req.get('x-request-id'));
-    const r = await callEndpoint(ctx, spec, { key: credentialOf(req), input: { query: req.query, params: req.params, body: req.body }, requestId });
+    const r = await callEndpoint(ctx, spec, { key: credentialOf(req), input: { query: req.query, params: req.params, body: req.body }, requestId, settleOnDelivery: true });
+    // A successful answer's charge is kept once the response is flushed to the socket; a connection closed before
+    // that (the client never got the answer) is refunded, and a crash in between leaves it to the start-up recovery.
+    if (r.settle) {
+      const settle = r.settle;
+      res.on('finish', () => settle(true));
+      res.on('close', () => settle(res.writableFinished));
+    }
     // For the access log (api/log.ts): the key's id and credits, and the stack of an unforeseen server error.
     res.locals.keyId = r.keyId;
     res.locals.creditsUsed = r.creditsUsed;

@@ -139,9 +139,12 @@ describe('/docs', () => {
     // Opening an operation shows its parameters and its responses, errors included.
     const market = operation(page, 'GET', '/v1/stats/market');
     await market.locator('.opblock-summary-control').click();
-    await expect(market.locator('.parameters .parameter__name').allTextContents()).resolves.toEqual(
+    // The operation's body is drawn after the click (and Swagger UI may redraw it): wait for it before reading.
+    await market.locator('.parameters .parameter__name').first().waitFor();
+    await expect.poll(() => market.locator('.parameters .parameter__name').allTextContents()).toEqual(
       expect.arrayContaining([expect.stringContaining('code_postal')]),
     );
+    await market.locator('.responses-table tr.response').first().waitFor();
     const statuses = await market.locator('.responses-table tr.response .response-col_status').allTextContents();
     expect(statuses.map((s) => s.trim())).toEqual(expect.arrayContaining(['200', '400', '402']));
 
