@@ -168,9 +168,9 @@ export interface CallRequest {
   /** From requestIdOf(): recorded with the charge, returned in error bodies. */
   requestId: string;
   /**
-   * The transport settles a successful answer's charge itself, once the answer is delivered (HTTP: when the response
-   * is flushed): a process killed between the decision and the delivery leaves it pending, and the start-up recovery
-   * refunds it, since the client never got the answer. Default: kept as soon as the answer is decided.
+   * The transport settles a successful answer's charge itself, once the answer is handed to it (HTTP: right after the
+   * response is written to the socket): a process killed between the decision and the write leaves it pending, and
+   * the start-up recovery refunds it, since the client never got the answer. Default: kept once the answer is decided.
    */
   settleOnDelivery?: boolean;
 }
@@ -290,18 +290,16 @@ export function mountEndpoint<Q extends AnyObject | undefined, P extends AnyObje
   app[spec.method](spec.path, async (req: Request, res: Response) => {
     const requestId = (res.locals.requestId as string | undefined) ?? requestIdOf(req.get('x-request-id'));
     const r = await callEndpoint(ctx, spec, { key: credentialOf(req), input: { query: req.query, params: req.params, body: req.body }, requestId, settleOnDelivery: true });
-    // A successful answer's charge is kept once the response is flushed to the socket; a connection closed before
-    // that (the client never got the answer) is refunded, and a crash in between leaves it to the start-up recovery.
-    if (r.settle) {
-      const settle = r.settle;
-      res.on('finish', () => settle(true));
-      res.on('close', () => settle(res.writableFinished));
-    }
+
     // For the access log (api/log.ts): the key's id and credits, and the stack of an unforeseen server error.
     res.locals.keyId = r.keyId;
     res.locals.creditsUsed = r.creditsUsed;
     if (r.status >= 500 && r.cause !== undefined && !(r.cause instanceof ApiError)) res.err = r.cause as Error;
     res.set(r.headers).status(r.status).json(r.body);
+    // The answer has just been handed to the socket (written synchronously when it can be): a successful answer's
+    // charge is kept now, or refunded when the connection was already gone. A crash before this line leaves it pending
+    // and the start-up recovery refunds it; after it, the kernel still delivers what it holds.
+    r.settle?.(Boolean(res.socket && !res.socket.destroyed));
   });
 
   registerOpenApi(registry, spec, spec.analytic ?? true);

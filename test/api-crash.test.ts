@@ -57,7 +57,7 @@ async function startServer(port: number): Promise<{ child: ChildProcess; exited:
 const pendingCharges = () => store.db.prepare(`select count(*) from credit_ledger where reason = 'charge' and settled = 'pending'`).pluck().get() as number;
 
 describe('a server killed mid-burst', () => {
-  it('charges each key exactly the credits of the 2xx answers its clients received, once restarted', async () => {
+  it('charges each key the credits of the 2xx answers its clients received, never more, once restarted', async () => {
     const keys = Array.from({ length: 4 }, () => store.createKey({ plan: 'Scale', balance: 1_000 }));
     const port = await freePort();
     const first = await startServer(port);
@@ -107,7 +107,16 @@ describe('a server killed mid-burst', () => {
     try {
       expect(pendingCharges()).toBe(0);
       const credits = new Credits(store.db);
-      for (const k of keys) expect(1_000 - credits.balance(k.id)!.remaining).toBe(received.get(k.id));
+      // Never charged for an answer its client did not receive. The other way round, a kill can fall between an
+      // answer's write and the commit of its charge (one synchronous block: at most ONE answer in the whole process),
+      // which is refunded although the kernel may still deliver it: at most one answer's cost (5) in all.
+      let undercharged = 0;
+      for (const k of keys) {
+        const drop = 1_000 - credits.balance(k.id)!.remaining;
+        expect(drop).toBeLessThanOrEqual(received.get(k.id)!);
+        undercharged += received.get(k.id)! - drop;
+      }
+      expect(undercharged).toBeLessThanOrEqual(5);
     } finally {
       second.child.kill('SIGTERM');
       await second.exited;
