@@ -3,7 +3,7 @@
 // temporary folder), with the rate limit and the dense-query budget raised so that only the requests decide the
 // answers. Prints the answers by status and every failing request; exits 1 when any request failed.
 import fc from 'fast-check';
-import { describeRequest, fuzzTarget, problems, requestArbitrary, send, type FuzzRequest } from '../test/helpers/fuzz';
+import { describeRequest, fuzzApiOptions, fuzzTarget, problems, requestArbitrary, send, type FuzzRequest } from '../test/helpers/fuzz';
 import { buildDemo } from '../pipeline/demo/build';
 import { startTestApi, type TestApi } from '../test/helpers/api';
 import { tempDir } from '../test/helpers/samples';
@@ -30,7 +30,7 @@ async function main(): Promise<void> {
     console.log('building the demo dataset…');
     const dataRoot = tempDir('foncier-fuzz-');
     await buildDemo({ dataRoot });
-    api = await startTestApi({ dataRoot, now: '2026-02-15T12:00:00Z', limits: { rateLimitPerMinute: 1_000_000_000, denseQueryBudgetMs: 60_000 } });
+    api = await startTestApi({ dataRoot, ...fuzzApiOptions() });
     url = api.url;
     key = api.key({ balance: 1_000_000_000 });
   }

@@ -3,8 +3,7 @@
 // `npm run fuzz -- --n 100000` runs it long. Set FUZZ_SEED to replay another sequence.
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { describeRequest, fuzzTarget, problems, requestArbitrary, send, type FuzzTarget } from './helpers/fuzz';
-import { RegistryClient, registryConfigFromEnv } from '../lib/registry';
+import { describeRequest, fuzzApiOptions, fuzzTarget, problems, requestArbitrary, send, type FuzzTarget } from './helpers/fuzz';
 import { startTestApi, type TestApi } from './helpers/api';
 import { testData } from './helpers/data';
 
@@ -15,20 +14,7 @@ let api: TestApi;
 let key: string;
 let target: FuzzTarget;
 beforeAll(async () => {
-  // Limits raised so that only the request decides the answer: no 429 or 503 from the fuzzer's own pace, and no
-  // timeout from a loaded test machine.
-  api = await startTestApi({
-    dataRoot: await testData('demo'),
-    now: '2026-02-15T12:00:00Z',
-    limits: { rateLimitPerMinute: 1_000_000_000, denseQueryBudgetMs: 60_000 },
-    // businesses/:siren answers from a stand-in registry that knows no SIREN (404), never the network; unconfigured it
-    // would answer its documented 503 registry_unavailable.
-    registry: new RegistryClient(
-      { ...registryConfigFromEnv({ INSEE_SIRENE_API_KEY: 'fuzz' }), requestsPerInterval: 1_000_000_000 },
-      undefined,
-      (async () => new Response('{"header":{"statut":404}}', { status: 404 })) as typeof fetch,
-    ),
-  });
+  api = await startTestApi({ dataRoot: await testData('demo'), ...fuzzApiOptions() });
   key = api.key({ balance: 1_000_000_000 });
   target = await fuzzTarget((await api.get('/v1/openapi.json')).body);
 });

@@ -5,6 +5,7 @@ import { ANALYTICS_CASES } from './cases-analytics';
 import { FLIPS_CASES } from './cases-flips';
 import { INCOME_CASES } from './cases-income';
 import { PLACES_CASES } from './cases-places';
+import { SECOND_HALF_CASES } from './cases-second-half';
 import { VALUATION_CASES } from './cases-valuation';
 
 export * from './case-kit';
@@ -16,4 +17,4 @@ const BASE_CASES: BenchCase[] = [
   { name: 'stats/market code_departement (info)', path: '/v1/stats/market', fixed: { code_departement: '33' }, vary: { code_departement: departements, type_local: types3, date_debut: dateDebut } },
 ];
 
-export const CASES: BenchCase[] = [...BASE_CASES, ...ANALYTICS_CASES, ...PLACES_CASES, ...VALUATION_CASES, ...INCOME_CASES, ...FLIPS_CASES];
+export const CASES: BenchCase[] = [...BASE_CASES, ...ANALYTICS_CASES, ...PLACES_CASES, ...VALUATION_CASES, ...INCOME_CASES, ...FLIPS_CASES, ...SECOND_HALF_CASES];

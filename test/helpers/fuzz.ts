@@ -10,6 +10,8 @@ import fc from 'fast-check';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { ERROR_STATUS } from '../../api/errors';
+import type { Limits } from '../../api/context';
+import { RegistryClient, registryConfigFromEnv } from '../../lib/registry';
 
 export interface FuzzRequest {
   /** `METHOD path` of the documented operation the request was built from. */
@@ -387,4 +389,21 @@ export function describeRequest(req: FuzzRequest): string {
     .map(([k, v]) => `${k}: ${v.slice(0, 60)}`)
     .join(', ');
   return `${req.method} ${req.path.slice(0, 300)}${headers ? ` [${headers}]` : ''}${req.body ? ` body ${JSON.stringify(req.body.toString('utf8').slice(0, 80))}` : ''}`;
+}
+
+/**
+ * The API set up for fuzzing (test and script alike): limits raised so that only the request decides the answer (no
+ * 429 or 503 from the fuzzer's own pace, no timeout on a loaded machine), and businesses/:siren answered by a stand-in
+ * registry that knows no SIREN (404), never the network; unconfigured it would answer its documented 503.
+ */
+export function fuzzApiOptions(): { now: string; limits: Partial<Limits>; registry: RegistryClient } {
+  return {
+    now: '2026-02-15T12:00:00Z',
+    limits: { rateLimitPerMinute: 1_000_000_000, denseQueryBudgetMs: 60_000 },
+    registry: new RegistryClient(
+      { ...registryConfigFromEnv({ INSEE_SIRENE_API_KEY: 'fuzz' }), requestsPerInterval: 1_000_000_000 },
+      undefined,
+      (async () => new Response('{"header":{"statut":404}}', { status: 404 })) as typeof fetch,
+    ),
+  };
 }

@@ -1,0 +1,28 @@
+// Bench cases of the energy (DPE), building (BDNB) and businesses endpoints (see case-kit.ts for the shape of a case).
+// Their targets are the issues' (postal code p50 ≤ 20 ms, département ≤ 100 ms, commune-stats ≤ 10 ms, businesses search
+// ≤ 10 ms at 1,000 m). The generated bench dataset holds DVF only: until its DPE, BDNB and SIRENE counterparts exist,
+// these cases measure the endpoints over empty marts (docs/performance.md).
+import { communes, departements, oneOf, only, points, postal, type BenchCase } from './case-kit';
+
+const types2 = () => ['', 'Maison', 'Appartement'];
+
+export const SECOND_HALF_CASES: BenchCase[] = [
+  { name: 'dpe/stats code_postal', path: '/v1/dpe/stats', fixed: { code_postal: '75015' }, vary: { code_postal: postal }, targets: { p50Ms: 20 } },
+  { name: 'dpe/stats code_departement', path: '/v1/dpe/stats', fixed: { code_departement: '75' }, vary: { code_departement: departements }, targets: { p50Ms: 100 } },
+  { name: 'stats/dpe-premium code_postal', path: '/v1/stats/dpe-premium', fixed: { code_postal: '75015' }, vary: { code_postal: postal, type_local: types2 }, targets: { p50Ms: 20 } },
+  { name: 'dpe/prix-par-classe code_postal', path: '/v1/dpe/prix-par-classe', fixed: { code_postal: '75015' }, vary: { code_postal: postal, type_local: types2 }, targets: { p50Ms: 20 } },
+  { name: 'dpe/passoires-thermiques code_postal', path: '/v1/dpe/passoires-thermiques', fixed: { code_postal: '75015' }, vary: { code_postal: postal }, targets: { p50Ms: 20 } },
+  { name: 'dpe/evolution-prime-verte code_postal', path: '/v1/dpe/evolution-prime-verte', fixed: { code_postal: '75015' }, vary: { code_postal: postal }, targets: { p50Ms: 20 } },
+  { name: 'dpe/commune-stats commune', path: '/v1/dpe/commune-stats', fixed: { commune: '75115' }, vary: { commune: communes }, targets: { p50Ms: 10 } },
+  { name: 'bdnb/age-stats code_postal', path: '/v1/bdnb/age-stats', fixed: { code_postal: '75015' }, vary: { code_postal: postal, type_local: types2 }, targets: { p50Ms: 20 } },
+  { name: 'bdnb/age-stats code_departement', path: '/v1/bdnb/age-stats', fixed: { code_departement: '75' }, vary: { code_departement: departements }, targets: { p50Ms: 100 } },
+  { name: 'bdnb/renovation-score code_postal', path: '/v1/bdnb/renovation-score', fixed: { code_postal: '75015' }, vary: { code_postal: postal, type_local: only('Appartement') }, targets: { p50Ms: 20 } },
+  { name: 'bdnb/stats commune', path: '/v1/bdnb/stats', fixed: { code_commune_insee: '75115' }, vary: { code_commune_insee: communes }, targets: { p50Ms: 20 } },
+  {
+    name: 'businesses/search 1000 m',
+    path: '/v1/businesses/search',
+    fixed: { latitude: '48.8414', longitude: '2.3003' },
+    vary: { 'latitude,longitude': points, radius_m: only('1000'), type: oneOf('all', 'agence', 'notaire') },
+    targets: { p50Ms: 10 },
+  },
+];
