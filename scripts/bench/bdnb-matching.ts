@@ -5,12 +5,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { repoRoot } from '../../lib/config';
+import { HAVERSINE_MACRO_SQL } from '../../lib/distance';
 import { all, openMemory, run } from '../../lib/duck';
 
 const SALES = Number(process.argv[2] ?? 2_000_000);
 const GROUPS = Number(process.argv[3] ?? 1_000_000);
 const NO_PARCEL = Number(process.argv[4] ?? 0.25);
 const { conn } = await openMemory({ threads: 2, memoryLimit: '3GB' });
+await run(conn, HAVERSINE_MACRO_SQL);
 // 30 km ≈ 0.27° of latitude and 0.41° of longitude around Paris
 await run(conn, `CREATE TABLE bdnb_batiments AS SELECT 'bdnb-bg-' || i AS batiment_groupe_id, 48.7 + random() * 0.27 AS latitude,
   2.1 + random() * 0.41 AS longitude, 100 + random() * 400 AS s_geom_groupe, 1800 + (i % 220) AS annee_construction,

@@ -56,9 +56,8 @@ near as materialized (
     select id, batiment_groupe_id, distance_m
     from (
         select s.id, b.batiment_groupe_id,
-            -- haversine on the mean Earth radius, as lib/distance.ts
-            2 * 6371008.8 * asin(sqrt(pow(sin(radians(b.latitude - s.latitude) / 2), 2)
-            + cos(radians(s.latitude)) * cos(radians(b.latitude)) * pow(sin(radians(b.longitude - s.longitude) / 2), 2))) as distance_m
+            -- haversine_m: the runner's macro (lib/distance.ts)
+            haversine_m(s.latitude, s.longitude, b.latitude, b.longitude) as distance_m
         from (
             select id, latitude, longitude,
                 floor(latitude / 0.00045)::bigint + dy.d as cy, floor(longitude / 0.000725)::bigint + dx.d as cx
@@ -83,8 +82,7 @@ far as (
     select id, batiment_groupe_id, distance_m
     from (
         select s.id, b.batiment_groupe_id,
-            2 * 6371008.8 * asin(sqrt(pow(sin(radians(b.latitude - s.latitude) / 2), 2)
-            + cos(radians(s.latitude)) * cos(radians(b.latitude)) * pow(sin(radians(b.longitude - s.longitude) / 2), 2))) as distance_m
+            haversine_m(s.latitude, s.longitude, b.latitude, b.longitude) as distance_m
         from (
             select t.id, t.latitude, t.longitude,
                 floor(t.latitude / 0.0018)::bigint + dy.d as cy, floor(t.longitude / 0.0029)::bigint + dx.d as cx
@@ -115,8 +113,7 @@ final as (
     select
         s.id, m.batiment_groupe_id, m.match_method,
         -- the distance from the sale's point to the group's centroid, whatever the method (null without both points)
-        round(2 * 6371008.8 * asin(sqrt(pow(sin(radians(b.latitude - s.latitude) / 2), 2)
-              + cos(radians(s.latitude)) * cos(radians(b.latitude)) * pow(sin(radians(b.longitude - s.longitude) / 2), 2))), 1) as match_distance_m,
+        round(haversine_m(s.latitude, s.longitude, b.latitude, b.longitude), 1) as match_distance_m,
         s.code_departement, s.code_postal, s.code_commune_actuel, s.latitude, s.longitude, s.type_local, s.prix_m2,
         s.date_mutation, s.is_bulk_sale, s.is_outlier, s.is_vefa,
         b.annee_construction, b.tranche, b.mat_mur_txt

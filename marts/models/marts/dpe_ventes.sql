@@ -48,8 +48,7 @@ pairs as (
     select s.id, d.dpe_id, d.date_etablissement_dpe, s.date_mutation,
         d.id_parcelle is not null and d.id_parcelle = s.id_parcelle as same_parcel,
         s.kind,
-        2 * 6371008.8 * asin(sqrt(pow(sin(radians(d.latitude - s.latitude) / 2), 2)
-            + cos(radians(s.latitude)) * cos(radians(d.latitude)) * pow(sin(radians(d.longitude - s.longitude) / 2), 2))) as distance_m,
+        haversine_m(s.latitude, s.longitude, d.latitude, d.longitude) as distance_m,
         (d.surface_habitable - s.surface_reelle_bati) / s.surface_reelle_bati * 100 as surface_gap_pct
     from sale_cells s
     join diagnostics d on d.gx = s.cx and d.gy = s.cy and d.type_batiment = s.kind

@@ -60,8 +60,7 @@ dpe_cells as (
 near as (
     -- pass 1: the nearest within 57 m, from the 75 m cells
     select s.id, d.key as point_id,
-        2 * 6371008.8 * asin(sqrt(pow(sin(radians(d.latitude - s.latitude) / 2), 2)
-            + cos(radians(s.latitude)) * cos(radians(d.latitude)) * pow(sin(radians(d.longitude - s.longitude) / 2), 2))) as distance_m
+        haversine_m(s.latitude, s.longitude, d.latitude, d.longitude) as distance_m
     from sale_cells s
     join dpe_cells d on d.gx75 = s.cx75 and d.gy75 = s.cy75 and d.code_departement = s.code_departement
 ),
@@ -73,8 +72,7 @@ near_best as (
 far as (
     -- pass 2: only the sales pass 1 left without a diagnostic, from the 250 m cells
     select s.id, d.key as point_id,
-        2 * 6371008.8 * asin(sqrt(pow(sin(radians(d.latitude - s.latitude) / 2), 2)
-            + cos(radians(s.latitude)) * cos(radians(d.latitude)) * pow(sin(radians(d.longitude - s.longitude) / 2), 2))) as distance_m
+        haversine_m(s.latitude, s.longitude, d.latitude, d.longitude) as distance_m
     from (select * from sale_cells sc anti join (select distinct id from near_best) f on f.id = sc.id) s
     join dpe_cells d on d.gx250 = s.cx250 and d.gy250 = s.cy250 and d.code_departement = s.code_departement
 ),
