@@ -11,6 +11,7 @@ import { currentServingFile } from '../lib/serving';
 import { runBacktest, type BacktestReport } from '../lib/valuation/backtest';
 import { calibrationFile } from '../lib/valuation/calibration';
 import { DEFAULT_MAX_AGE_MONTHS, estimateFrom, searchComparables } from '../lib/valuation/estimator';
+import { applyFeatures, loadCoefficients, type DpeClass } from '../lib/valuation/features';
 import { testData } from './helpers/data';
 import { queryParquet } from './helpers/samples';
 import { median } from './helpers/stats';
@@ -214,7 +215,15 @@ describe('the batch path is the API estimator', () => {
         expect(c.date_mutation < t.date_mutation).toBe(true);
         expect(c.id_mutation).not.toBe(t.id_mutation);
       }
-      const est = estimateFrom(search.pool, { typeLocal: t.type_local, surface: t.surface, fallbacks: search.fallbacks }, undefined);
+      // the API's building and energy adjustment, with the target's own matched class and year (as the backtest)
+      const [f] = await all<{ dep: string; cls: DpeClass | null; year: number | null }>(
+        conn,
+        'select v.code_departement as dep, d.classe_energie as cls, b.annee_construction as year from ventes v left join dpe_ventes d using (id) left join bdnb_ventes b using (id) where v.id = $id',
+        { id: t.target_id },
+      );
+      const coefs = await loadCoefficients((sql, params) => all(conn, sql, params), t.type_local, f.dep, t.date_mutation);
+      const { pool } = applyFeatures(search.pool, { classe_dpe: f.cls, annee_construction: f.year }, coefs);
+      const est = estimateFrom(pool, { typeLocal: t.type_local, surface: t.surface, fallbacks: search.fallbacks }, undefined);
       expect(est!.price_range.mid).toBe(Math.round(t.mid!));
       expect(search.fallbacks.join(',')).toBe(t.fallbacks);
     }

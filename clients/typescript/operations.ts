@@ -73,6 +73,7 @@ export type GetPropertyHistoryResponse = components['schemas']['GetPropertyHisto
 export type GetComparablesResponse = components['schemas']['GetComparablesResponse'];
 export type ValuationEstimate = components['schemas']['ValuationEstimate'];
 export type GetEstimateResponse = components['schemas']['GetEstimateResponse'];
+export type ValuationAdjustments = components['schemas']['ValuationAdjustments'];
 export type GetFlipsResponse = components['schemas']['GetFlipsResponse'];
 export type GetTransactionsByIdDpeResponse = components['schemas']['GetTransactionsByIdDpeResponse'];
 export type GetDpeStatsResponse = components['schemas']['GetDpeStatsResponse'];

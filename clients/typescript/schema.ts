@@ -298,7 +298,7 @@ export interface paths {
          * Estimated value of a house or flat
          * @description **10 credits**.
          *
-         *     Weighted median €/m² (distance, recency, surface) of up to 100 clean sales within radius_m and max_age_months (surface within ×/÷ 1.5), each brought to the reference date along the local price trend, multiplied by the surface, with a 50 % interval calibrated by a published backtest (docs/valuation.md). Fewer than 3 comparables: estimate null with a message, still charged. A search past the time budget answers 504 dense_query_timeout and is refunded.
+         *     Weighted median €/m² (distance, recency, surface) of up to 100 clean sales within radius_m and max_age_months (surface within ×/÷ 1.5), each brought to the reference date along the local price trend, multiplied by the surface, with a 50 % interval calibrated by a published backtest (docs/valuation.md). With classe_dpe or annee_construction, each comparable whose own class or building year is known is adjusted toward the property's by effects estimated from the sales (adjustments). Fewer than 3 comparables: estimate null with a message, still charged. A search past the time budget answers 504 dense_query_timeout and is refunded.
          */
         get: operations["getEstimate"];
         put?: never;
@@ -1478,11 +1478,32 @@ export interface components {
              * @example 2025-06-30
              */
             reference_date: string;
+            adjustments?: components["schemas"]["ValuationAdjustments"];
             notice?: string;
             _credits: components["schemas"]["Credits"];
             /** @description Server processing time in milliseconds. */
             query_time_ms: number;
         };
+        /** @description Present when classe_dpe or annee_construction is given: each comparable's €/m² × exp(effect of the given value − effect of its own) when its own is known. */
+        ValuationAdjustments: {
+            /** @enum {string} */
+            feature: "classe_dpe" | "annee_construction";
+            /** @description The value given. */
+            value: string | number;
+            /** @description The class, or the construction bracket of the year (BDNB tranches). */
+            modalite: string;
+            /** @description False when the data holds no estimated effect for it. */
+            applied: boolean;
+            /** @description Effect of the value on ln(€/m²) against class D or the 1971_1990 bracket, estimated from the sales (docs/valuation.md). */
+            effet: number | null;
+            /**
+             * @description Whose effects: the département's, or the national ones where it has too few matched sales.
+             * @enum {string|null}
+             */
+            coefficients: "departement" | "national" | null;
+            /** @description Comparables of the estimate whose €/m² was brought to the value (their own is known). */
+            comparables_adjusted: number;
+        }[];
         GetFlipsResponse: {
             code_insee: string;
             /** @description Commune name, upper case as in DVF. */
@@ -3747,6 +3768,10 @@ export interface operations {
                 surface: number;
                 /** @description Type of the property (default Appartement). */
                 type_local?: "Maison" | "Appartement";
+                /** @description Energy class (DPE) of the property: comparables are adjusted toward it by the class effects estimated from the sales' matched diagnostics. */
+                classe_dpe?: "A" | "B" | "C" | "D" | "E" | "F" | "G";
+                /** @description Construction year of the building: comparables are adjusted toward its bracket (BDNB tranches) by the effects estimated from the sales' matched buildings. */
+                annee_construction?: number;
                 /** @description Oldest comparable, in months before reference_date (today, or the latest sale loaded for the département when the data ends earlier; default 18). */
                 max_age_months?: number;
             };

@@ -11,6 +11,7 @@ import { currentServingFile } from '../serving';
 import { DEFAULT_RADIUS_M, haversineSql, METERS_PER_DEGREE } from '../distance';
 import { calibrate, calibrationFile, cohortOf, spreadOf, type Calibration } from './calibration';
 import { BEST_K, DEFAULT_MAX_AGE_MONTHS, ESTIMATE_K, MIN_COMPARABLES, ESTIMATE_SURFACE_FACTOR, estimateFrom, intervalFor, pickRadius, priceStats, widenedRadius, type Comparable, type Fallback } from './estimator';
+import { adjustBacktestPools } from './features';
 import { candidateWhere, comparableColumns, RANK_ORDER, trendJoinSql, WEIGHT_ORDER, withinRadiusSql, type SubjectSql } from './sql';
 
 /** The targets' columns as the estimator's subject: /v1/estimate's defaults (no rooms, 500 m, 18 months). */
@@ -285,6 +286,8 @@ export interface BacktestOptions {
   log?: (line: string) => void;
   /** Time stamp of the published calibration (default: now). */
   now?: Date;
+  /** Building and energy adjustments (default true; false measures the estimator without them). */
+  features?: boolean;
 }
 
 /**
@@ -302,7 +305,9 @@ export async function runBacktest(opts: BacktestOptions): Promise<BacktestReport
   try {
     const window = await selectTargets(conn, opts.maxTargets ?? 20_000);
     const [{ maxlat }] = await all<{ maxlat: number | null }>(conn, 'select max(abs(latitude)) as maxlat from bt_targets');
-    const comps = await batchComparables(conn, maxlat);
+    const found = await batchComparables(conn, maxlat);
+    // building and energy adjustments (lib/valuation/features.ts), on by default; off to measure their effect
+    const comps = opts.features === false ? found : await adjustBacktestPools((sql, p) => all(conn, sql, p), found);
     const targets = await baselines(conn, maxlat);
     log(`backtest: ${targets.length} targets from ${window.from} to ${window.to}, ${comps.size} with comparables`);
 

@@ -2,6 +2,7 @@
 // the backtest (thousands of subjects joined as rows): callers pass SQL expressions for the subject's values, so the
 // candidate rule, the similarity score and the ranking are literally the same text in both paths.
 import { haversineSql } from '../distance';
+import { featureColumnsSql } from './features';
 import { MODEL, type Kernels } from './model';
 
 /** Similarity weights (specification: surface 40 %, distance 30 %, age 20 %, rooms 10 %). */
@@ -121,5 +122,5 @@ export function comparableColumns(s: SubjectSql, c = 'c'): string {
     ${c}.prix_m2, ${c}.surface_reelle_bati, ${c}.nombre_pieces_principales, ${c}.address, ${c}.code_postal, ${c}.commune,
     ${distanceSql(s, c)} as distance_m, ${ageDaysSql(s, c)} as age_days, ${scoreSql(s, c)} as score,
     ${adjustedPriceSql(s, c)} as prix_m2_ajuste, ${logWeightSql(s, c)} as log_weight,
-    ${c}_td.prix_m2_tendance as prix_m2_tendance`;
+    ${c}_td.prix_m2_tendance as prix_m2_tendance, ${featureColumnsSql(c)}`;
 }

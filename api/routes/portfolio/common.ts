@@ -6,6 +6,9 @@ import { z } from '../../params';
 import type { Call } from '../../platform';
 import { estimateSubject, valuate } from '../valuation/common';
 import { MIN_COMPARABLES } from '../../../lib/valuation/estimator';
+import type { Params } from '../../../lib/duck';
+import { featuresOfSale, NO_FEATURES } from '../../../lib/valuation/features';
+import { QueryTimeoutError } from '../../db';
 
 export const PORTFOLIO_TYPES = ['Maison', 'Appartement', 'Terrain', 'Local commercial', 'Dépendance'] as const;
 export type PortfolioType = (typeof PORTFOLIO_TYPES)[number];
@@ -188,8 +191,10 @@ export function needsRefresh(p: StoredProperty, now: Date): boolean {
 }
 
 /**
- * The estimate of /v1/estimate for this property (default radius and age window, its postal code as the fallback).
- * Fewer than 3 comparables: null values and a message, charged like /v1/estimate (the search was done).
+ * The estimate of /v1/estimate for this property (default radius and age window, its postal code as the fallback),
+ * adjusted to the energy class and construction year of the property's own sale when the data holds it (its matched
+ * diagnostic and building: lib/valuation/features.ts featuresOfSale), as /v1/estimate does with classe_dpe and
+ * annee_construction. Fewer than 3 comparables: null values and a message, charged like /v1/estimate.
  */
 export async function computeEstimate(call: Call, d: Metadata): Promise<StoredEstimate> {
   const subject = estimateSubject({
@@ -200,7 +205,14 @@ export async function computeEstimate(call: Call, d: Metadata): Promise<StoredEs
     pieces: d.pieces,
     codePostal: d.code_postal,
   });
-  const r = await valuate(call, subject, 0);
+  const budgetMs = call.ctx.limits.denseQueryBudgetMs;
+  const query = (sql: string, params: Params) => call.ctx.db.query(sql, params, { timeoutMs: budgetMs });
+  // a lookup past the budget values the property without its features rather than failing it
+  const { classe_dpe, annee_construction } = await featuresOfSale(query, { latitude: d.latitude, longitude: d.longitude, typeLocal: d.type_local, surface: d.surface }).catch((e: unknown) => {
+    if (e instanceof QueryTimeoutError) return NO_FEATURES;
+    throw e;
+  });
+  const r = await valuate(call, subject, 0, { classe_dpe, annee_construction });
   const e = r.estimate;
   if (!e) {
     const n = r.comparables.length;

@@ -1,6 +1,7 @@
 // What GET /v1/comparables and GET /v1/estimate share: parameters, the estimate's response schema, and the call of
 // the one estimator (lib/valuation) with the dense-query budget, the fallbacks and the published calibration.
 import { loadCalibration } from '../../../lib/valuation/calibration';
+import { applyFeatures, loadCoefficients, NO_FEATURES, type AppliedAdjustment, type SubjectFeatures } from '../../../lib/valuation/features';
 import { referenceDate, referenceNotice, type ReferenceDate } from '../../../lib/valuation/reference';
 import { DEFAULT_RADIUS_M } from '../../../lib/distance';
 import { DEFAULT_MAX_AGE_MONTHS, ESTIMATE_SURFACE_FACTOR, estimateFrom, MIN_COMPARABLES, searchComparables, type Estimate, type SearchResult, type ValuationSubject } from '../../../lib/valuation/estimator';
@@ -79,6 +80,23 @@ export const estimateSchema = z
   })
   .openapi('ValuationEstimate');
 
+export const adjustmentsField = z
+  .array(
+    z.object({
+      feature: z.enum(['classe_dpe', 'annee_construction']),
+      value: z.union([z.string(), z.number()]).openapi({ description: 'The value given.' }),
+      modalite: z.string().openapi({ description: 'The class, or the construction bracket of the year (BDNB tranches).' }),
+      applied: z.boolean().openapi({ description: 'False when the data holds no estimated effect for it.' }),
+      effet: z.number().nullable().openapi({ description: 'Effect of the value on ln(€/m²) against class D or the 1971_1990 bracket, estimated from the sales (docs/valuation.md).' }),
+      coefficients: z.enum(['departement', 'national']).nullable().openapi({ description: "Whose effects: the département's, or the national ones where it has too few matched sales." }),
+      comparables_adjusted: z.number().int().openapi({ description: "Comparables of the estimate whose €/m² was brought to the value (their own is known)." }),
+    }),
+  )
+  .openapi('ValuationAdjustments', {
+    description:
+      'Present when classe_dpe or annee_construction is given: each comparable\'s €/m² × exp(effect of the given value − effect of its own) when its own is known.',
+  });
+
 export const referenceDateField = z.string().openapi({
   description: 'The day max_age_months counts back from: today, or the latest sale loaded for the département when the data ends earlier (DVF is published months after the sales).',
   example: '2025-06-30',
@@ -125,11 +143,17 @@ export function estimateSubject(p: {
  * Comparables and estimate of a subject as of its reference date (the request's day, or the latest sale loaded for
  * its département when the data ends earlier: a notice then says so). A timeout of the radius search is a 504, refunded.
  */
-export async function valuate(call: Call, subject: Subject, limit: number): Promise<SearchResult & { estimate: Estimate | null; reference: ReferenceDate }> {
+export async function valuate(
+  call: Call,
+  subject: Subject,
+  limit: number,
+  features: SubjectFeatures = NO_FEATURES,
+): Promise<SearchResult & { estimate: Estimate | null; reference: ReferenceDate; adjustments: AppliedAdjustment[] }> {
   const { ctx } = call;
   const budgetMs = ctx.limits.denseQueryBudgetMs;
   let reference: ReferenceDate;
   let search: SearchResult;
+  let adjustments: AppliedAdjustment[] = [];
   try {
     reference = await referenceDate((sql, params) => ctx.db.query(sql, params, { timeoutMs: budgetMs }), subject, isoDay(call.now));
     const full: ValuationSubject = { ...subject, refDate: reference.date, includeRefDate: true, excludeMutation: null };
@@ -139,6 +163,13 @@ export async function valuate(call: Call, subject: Subject, limit: number): Prom
       budgetMs,
       limit,
     });
+    // Building and energy adjustments (lib/valuation/features.ts): only when the subject has a feature.
+    if (features.classe_dpe !== null || features.annee_construction !== null) {
+      const coefs = await loadCoefficients((sql, params) => ctx.db.query(sql, params, { timeoutMs: budgetMs }), subject.typeLocal, reference.departement, reference.date);
+      const adjusted = applyFeatures(search.pool, features, coefs);
+      search = { ...search, pool: adjusted.pool };
+      adjustments = adjusted.applied;
+    }
   } catch (e) {
     if (e instanceof QueryTimeoutError) {
       throw new ApiError('dense_query_timeout', `the comparables search exceeded its ${ctx.limits.denseQueryBudgetMs} ms budget: retry with a smaller radius_m or max_age_months`);
@@ -147,6 +178,8 @@ export async function valuate(call: Call, subject: Subject, limit: number): Prom
   }
   const calibration = loadCalibration(ctx.db.opts.dataRoot, ctx.db.file);
   const estimate = estimateFrom(search.pool, { typeLocal: subject.typeLocal, surface: subject.surface, fallbacks: search.fallbacks }, calibration);
-  const notices = reference.lagging ? [referenceNotice(reference, subject.maxAgeMonths), ...search.notices] : search.notices;
-  return { ...search, notices, estimate, reference };
+  const notices = [...(reference.lagging ? [referenceNotice(reference, subject.maxAgeMonths)] : []), ...search.notices];
+  const missing = adjustments.filter((a) => !a.applied).map((a) => a.feature);
+  if (missing.length) notices.push(`No ${missing.join(' or ')} adjustment: the loaded data holds no estimated effect for it (no matched diagnostics or buildings).`);
+  return { ...search, notices, estimate, reference, adjustments };
 }

@@ -1,9 +1,10 @@
 // GET /v1/estimate (10 credits): the value of a house or flat from its comparables, with a calibrated 50 % interval.
 import { DEFAULT_MAX_AGE_MONTHS, ESTIMATE_K, ESTIMATE_SURFACE_FACTOR } from '../../../lib/valuation/estimator';
+import { DPE_CLASSES, YEAR_BOUNDS } from '../../../lib/valuation/features';
 import { invalidParams } from '../../errors';
 import { enumParam, numberParam, z } from '../../params';
 import { defineEndpoint } from '../../platform';
-import { communeFallback, referenceDateField, required, estimateSchema, estimateSubject, nullEstimateMessage, requirePoint, subjectFields, TYPE_LOCAL_2, valuate } from './common';
+import { adjustmentsField, communeFallback, referenceDateField, required, estimateSchema, estimateSubject, nullEstimateMessage, requirePoint, subjectFields, TYPE_LOCAL_2, valuate } from './common';
 
 /** Upper bound of max_age_months on this endpoint (specification). */
 const MAX_AGE_MONTHS = 24;
@@ -12,6 +13,14 @@ const query = z.object({
   ...subjectFields,
   surface: required(numberParam({ min: 5, max: 5000, description: 'Surface of the property, m².' })),
   type_local: enumParam(TYPE_LOCAL_2, 'Type of the property (default Appartement).').default('Appartement'),
+  classe_dpe: enumParam(DPE_CLASSES, "Energy class (DPE) of the property: comparables are adjusted toward it by the class effects estimated from the sales' matched diagnostics.").optional(),
+  annee_construction: numberParam({
+    min: YEAR_BOUNDS.min,
+    max: YEAR_BOUNDS.max,
+    int: true,
+    description: "Construction year of the building: comparables are adjusted toward its bracket (BDNB tranches) by the effects estimated from the sales' matched buildings.",
+    example: 1965,
+  }).optional(),
   max_age_months: numberParam({ min: 1, max: MAX_AGE_MONTHS, int: true, description: `Oldest comparable, in months before reference_date (today, or the latest sale loaded for the département when the data ends earlier; default ${DEFAULT_MAX_AGE_MONTHS}).` }).default(DEFAULT_MAX_AGE_MONTHS),
 });
 
@@ -23,7 +32,8 @@ export const estimate = defineEndpoint({
   description:
     `Weighted median €/m² (distance, recency, surface) of up to ${ESTIMATE_K} clean sales within radius_m and max_age_months (surface ` +
     `within ×/÷ ${ESTIMATE_SURFACE_FACTOR}), each brought to the reference date along the local price trend, multiplied by the surface, ` +
-    'with a 50 % interval calibrated by a published backtest (docs/valuation.md). Fewer than 3 comparables: ' +
+    'with a 50 % interval calibrated by a published backtest (docs/valuation.md). With classe_dpe or annee_construction, each comparable ' +
+    "whose own class or building year is known is adjusted toward the property's by effects estimated from the sales (adjustments). Fewer than 3 comparables: " +
     'estimate null with a message, still charged. A search past the time budget answers 504 dense_query_timeout and is refunded.',
   query,
   response: z.object({
@@ -31,6 +41,7 @@ export const estimate = defineEndpoint({
     message: z.string().optional().openapi({ description: 'Why estimate is null.' }),
     input: z.object({ latitude: z.number(), longitude: z.number(), surface: z.number(), type_local: z.enum(['Maison', 'Appartement']) }),
     reference_date: referenceDateField,
+    adjustments: adjustmentsField.optional(),
     notice: z.string().optional(),
   }),
   credits: 10,
@@ -50,17 +61,19 @@ export const estimate = defineEndpoint({
         codePostal: q.code_postal,
         communeCodes: fallback.codes,
       }),
+      features: { classe_dpe: q.classe_dpe ?? null, annee_construction: (q.annee_construction as number | undefined) ?? null },
       notices: fallback.notices,
     };
   },
-  async handler({ subject, notices }, call) {
-    const r = await valuate(call, subject, 0);
+  async handler({ subject, features, notices }, call) {
+    const r = await valuate(call, subject, 0, features);
     const notice = [...notices, ...r.notices].join(' ');
     return {
       estimate: r.estimate,
       ...(r.estimate ? {} : { message: nullEstimateMessage(r.comparables.length, MAX_AGE_MONTHS) }),
       input: { latitude: subject.latitude, longitude: subject.longitude, surface: subject.surface, type_local: subject.typeLocal },
       reference_date: r.reference.date,
+      ...(r.adjustments.length ? { adjustments: r.adjustments } : {}),
       ...(notice ? { notice } : {}),
     };
   },

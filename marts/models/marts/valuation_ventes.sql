@@ -4,20 +4,29 @@
 -- check: unique(id)
 -- check: not_null(id, id_mutation, date_mutation, type_local, valeur_fonciere, prix_m2, surface_reelle_bati)
 -- check: accepted_values(type_local, 'Maison', 'Appartement')
+-- check: accepted_values(classe_dpe, 'A', 'B', 'C', 'D', 'E', 'F', 'G')
+-- check: accepted_values(tranche_construction, 'avant_1919', '1919_1945', '1946_1970', '1971_1990', '1991_2005', '2006_plus')
 -- check: expression(prix_m2 > 0 and surface_reelle_bati > 0)
 -- Comparables (lib/valuation) are searched by bounding box: sorting by type, then 0.05° latitude bands (~5.6 km),
 -- then longitude gives each row group a small lat/lon extent, so DuckDB's min/max statistics skip nearly all of them.
 -- Outliers and off-plan sales (VEFA: new-build prices) never serve as comparables; bulk sales are kept and flagged
 -- (the endpoints exclude them by default). Sales without coordinates stay for the postal-code and commune fallbacks.
+-- Building and energy features (issue 18 item 4, lib/valuation/features.ts): the energy class of the sale's matched
+-- diagnostic (dpe_ventes) and the construction year and bracket of its matched BDNB building (bdnb_ventes), NULL when
+-- the sale has no match; both marts hold at most one row per sale, so the LEFT JOINs never duplicate a sale.
 with final as (
-    select id, id_mutation, date_mutation, type_local, valeur_fonciere, prix_m2, surface_reelle_bati,
-        nombre_pieces_principales, address, code_postal, code_commune_actuel, commune, code_departement,
-        latitude, longitude, is_bulk_sale,
-        floor(latitude * 20)::INTEGER as lat_band
-    from {{ ref('ventes') }}
-    where type_local in ('Maison', 'Appartement')
-      and not is_outlier and not is_vefa
-      and prix_m2 is not null and surface_reelle_bati > 0
+    select v.id, v.id_mutation, v.date_mutation, v.type_local, v.valeur_fonciere, v.prix_m2, v.surface_reelle_bati,
+        v.nombre_pieces_principales, v.address, v.code_postal, v.code_commune_actuel, v.commune, v.code_departement,
+        v.latitude, v.longitude, v.is_bulk_sale,
+        floor(v.latitude * 20)::INTEGER as lat_band,
+        d.classe_energie as classe_dpe,
+        b.annee_construction, b.tranche as tranche_construction
+    from {{ ref('ventes') }} v
+    left join {{ ref('dpe_ventes') }} d on d.id = v.id
+    left join {{ ref('bdnb_ventes') }} b on b.id = v.id
+    where v.type_local in ('Maison', 'Appartement')
+      and not v.is_outlier and not v.is_vefa
+      and v.prix_m2 is not null and v.surface_reelle_bati > 0
 )
 
 select * from final
