@@ -1,9 +1,10 @@
--- DPE staging: the canonical raw text columns of any publication style (see columns.ts) → typed diagnostics.
--- Grain: one row per diagnostic (numero_dpe, or a content hash for legacy exports that carry no number).
--- Needs the lambert93_lat/lon macros (lib/lambert93.ts). Nothing is dropped silently: every doubtful value is
--- nulled and flagged, and the caller counts the flags as anomalies.
+-- DPE typing, row by row: the canonical raw text columns of any publication style (see columns.ts) → typed
+-- diagnostics, with their anomaly flags. The raw placeholder is one file's rows (already trimmed, empty and NA as NULL),
+-- the dataset placeholder the dataset it comes from. Needs the lambert93_lat/lon macros (lib/lambert93.ts). Nothing is dropped silently: every
+-- doubtful value is nulled and flagged, and the caller counts the flags as anomalies. Deduplication (one row per
+-- diagnostic) and replacement are parse.ts's, on the typed table: they need every file of the département.
 WITH raw AS (
-  SELECT * FROM {{raw}}
+  SELECT {{dataset}} AS source_dataset, * FROM {{raw}}
 ),
 
 typed AS (
@@ -77,48 +78,23 @@ located AS (
   FROM cleaned
 ),
 
-identified AS (
-  SELECT *, numero_dpe AS dpe_id FROM located WHERE numero_dpe IS NOT NULL
-  UNION ALL
-  -- Legacy exports may carry no number: identical lines there can be distinct dwellings of one building, so
-  -- they are numbered, never merged.
-  SELECT *, 'sans-numero-' || content_hash || '-' || row_number() OVER (PARTITION BY content_hash) AS dpe_id
-  FROM located WHERE numero_dpe IS NULL
-),
-
-duplicated AS (
-  SELECT dpe_id, count(*) AS n FROM identified GROUP BY dpe_id HAVING count(*) > 1
-),
-
-deduplicated AS (
-  -- The same diagnostic twice (two pages, two files): the copy seen with the most recent date is kept. Only the
-  -- duplicated ids go through the window (a hash join finds them): the bulk of the rows is left alone.
-  SELECT i.*, 0 AS copies_dropped FROM identified i ANTI JOIN duplicated d USING (dpe_id)
-  UNION ALL
-  SELECT * FROM (
-    SELECT i.*, d.n - 1 AS copies_dropped FROM identified i JOIN duplicated d USING (dpe_id)
-    QUALIFY row_number() OVER (PARTITION BY i.dpe_id ORDER BY i.date_etablissement_dpe DESC NULLS LAST, i.source_dataset) = 1
-  )
-),
-
 final AS (
   SELECT
-    d.dpe_id, d.numero_dpe, d.source_dataset, d.date_etablissement_dpe,
+    -- rows without a number get theirs (from content_hash) once the file is loaded: see parse.ts
+    d.numero_dpe AS dpe_id, d.numero_dpe, d.source_dataset, d.date_etablissement_dpe,
     d.date_etablissement_dpe < DATE '2021-07-01' AS avant_reforme_2021,
     d.classe_energie, d.classe_ges, d.etiquette_dpe_brute, d.etiquette_ges_brute,
     d.conso_energie_kwh_m2_an, d.emission_ges_kg_m2_an, d.surface_habitable, d.annee_construction, d.periode_construction,
     d.type_batiment, d.code_insee, d.code_postal, d.code_departement, d.identifiant_ban, d.id_parcelle, d.address,
     d.latitude, d.longitude, d.coord_source, d.numero_dpe_remplace, d.version_dpe, d.methode, d.modele,
-    -- Replaced by a newer diagnostic of the same dwelling: kept for lookups, never counted in statistics.
-    d.numero_dpe IS NOT NULL AND d.numero_dpe IN (SELECT numero_dpe_remplace FROM deduplicated WHERE numero_dpe_remplace IS NOT NULL) AS est_remplace,
     -- Anomaly flags, counted by the caller.
     d.etiquette_dpe_brute IS NOT NULL AND d.classe_energie IS NULL AS anomalie_classe_hors_a_g,
     d.annee_brute IS NOT NULL AND d.annee_construction IS NULL AS anomalie_annee_absurde,
     d.surface_brute IS NOT NULL AND d.surface_habitable IS NULL AS anomalie_surface_absurde,
     d.date_etablissement_dpe IS NULL AS anomalie_date_invalide,
     d.latitude IS NULL AS anomalie_sans_coordonnees,
-    d.copies_dropped
-  FROM deduplicated AS d
+    d.content_hash
+  FROM located AS d
 )
 
 SELECT * FROM final
