@@ -130,11 +130,12 @@ export async function stageDpeFiles(conn: DuckDBConnection, files: DpeFile[]): P
   await run(conn, `UPDATE dpe_typed SET dpe_id = 'sans-numero-' || s.content_hash || '-' || s.n
     FROM (SELECT rowid AS rid, content_hash, row_number() OVER (PARTITION BY content_hash) AS n FROM dpe_typed WHERE numero_dpe IS NULL) s
     WHERE dpe_typed.rowid = s.rid`);
-  // The same diagnostic twice (two pages, two files): the copy with the most recent date is kept. Only the duplicated
-  // ids go through the window (a hash aggregate finds them): the bulk of the rows is left alone.
+  // The same diagnostic twice (two pages, two files): the copy with the most recent date is kept (then the first dataset
+  // by name, then the first seen: rowid is file order). Only the duplicated ids go through the window (a hash aggregate
+  // finds them): the bulk of the rows is left alone.
   await run(conn, `CREATE OR REPLACE TEMP TABLE dpe_dropped AS
     SELECT rid FROM (
-      SELECT t.rowid AS rid, row_number() OVER (PARTITION BY t.dpe_id ORDER BY t.date_etablissement_dpe DESC NULLS LAST, t.source_dataset) AS k
+      SELECT t.rowid AS rid, row_number() OVER (PARTITION BY t.dpe_id ORDER BY t.date_etablissement_dpe DESC NULLS LAST, t.source_dataset, t.rowid) AS k
       FROM dpe_typed t SEMI JOIN (SELECT dpe_id FROM dpe_typed GROUP BY dpe_id HAVING count(*) > 1) d USING (dpe_id)
     ) WHERE k > 1`);
   // Replaced by a newer diagnostic of the same dwelling: kept for lookups, never counted in statistics.
