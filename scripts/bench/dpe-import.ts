@@ -265,7 +265,7 @@ export async function dpeImportBench(args: Record<string, string>, runChild: Run
 
     const rate = rows / twoCore;
     const met = rate >= DPE_TARGET_ROWS_PER_SECOND && r.maxRssMiB < DPE_TARGET_RSS_MIB;
-    console.log(`\nTarget: ≥ ${fmt(DPE_TARGET_ROWS_PER_SECOND)} rows/s on 2 cores (≤ ${fmt(rows / DPE_TARGET_ROWS_PER_SECOND / 0.5)} CPU-s for these rows) and peak RSS < ${fmt(DPE_TARGET_RSS_MIB)} MiB → ${met ? 'MET' : 'NOT MET'}`
+    console.log(`\nTarget: ≥ ${fmt(DPE_TARGET_ROWS_PER_SECOND)} rows/s on 2 cores (≤ ${fmt(rows / DPE_TARGET_ROWS_PER_SECOND / 0.5, 1)} CPU-s for these rows) and peak RSS < ${fmt(DPE_TARGET_RSS_MIB)} MiB → ${met ? 'MET' : 'NOT MET'}`
       + ` (${fmt(rate)} rows/s by CPU-s, ${fmt(rows / r.seconds)} by wall at ${fmt(cores, 2)} cores)`);
     if (args.json) {
       fs.writeFileSync(args.json, JSON.stringify({
