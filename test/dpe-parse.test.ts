@@ -127,6 +127,29 @@ describe('real samples', () => {
     expect(await classCounts()).toEqual({ C: 3, D: 11 + 2, E: 3 + 11, F: 1 + 2 });
   });
 
+  it('a CSV that turns out to be Windows-1252 past its first lines is read again transcoded, first file or not', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'foncier-dpe-1252-'));
+    const header = 'numero_dpe,date_etablissement_dpe,etiquette_dpe,adresse_ban,_geopoint';
+    const lines = (prefix: string) => Array.from({ length: 50 }, (_, i) =>
+      `${prefix}${String(i).padStart(5, '0')}X,2024-05-01,${'ABCDEFG'[i % 7]},${i === 40 ? 'Allée des Érables' : `${i} rue Haute`},"48.7,6.16"`);
+    const latin = path.join(dir, '54-latin.csv');
+    fs.writeFileSync(latin, Buffer.from([header, ...lines('2454E1'), ''].join('\n'), 'latin1')); // é = one byte 0xE9: not UTF-8
+    const utf8 = path.join(dir, '54.csv');
+    fs.writeFileSync(utf8, [header, ...lines('2454E2'), ''].join('\n'));
+    try {
+      for (const files of [[latin, utf8], [utf8, latin]]) {
+        const r = await stageDpeFiles(db.conn, files.map((f) => ({ path: f, dataset: f === latin ? 'dpe02neuf' : 'dpe03existant' })));
+        expect(r).toMatchObject({ rowsRead: 100, rows: 100 });
+        expect(r.anomalies.malformed_line).toBeUndefined();
+        expect(r.anomalies.numero_dpe_duplique).toBe(0); // the rows of the UTF-8 attempt were undone, not deduplicated
+        expect(await byId('2454E100040X')).toMatchObject({ address: 'Allée des Érables', classe_energie: 'F', source_dataset: 'dpe02neuf' });
+        expect(await byId('2454E200040X')).toMatchObject({ address: 'Allée des Érables', source_dataset: 'dpe03existant' });
+      }
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('NDJSON pages of the data-fair client: a field first seen far into the file is still read', async () => {
     const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'foncier-dpe-ndjson-')), '54.ndjson');
     const rows = Array.from({ length: 30_000 }, (_, i) => JSON.stringify({
