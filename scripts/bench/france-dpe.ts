@@ -37,7 +37,7 @@ const E = Math.sqrt(2 * GRS80_F - GRS80_F * GRS80_F);
 const num = (v: number) => v.toPrecision(17);
 
 /** Forward Lambert-93 (EPSG guidance note 7-2, §1.3.1.1) as SQL over latitude/longitude expressions in degrees. */
-function lambert93Sql(lat: string, lon: string): { x: string; y: string } {
+export function wgs84ToLambert93Sql(lat: string, lon: string): { x: string; y: string } {
   const { n, aF, rho0, x0, y0, lambda0 } = LAMBERT93;
   const phi = `radians(${lat})`;
   const es = `(${num(E)} * sin(${phi}))`;
@@ -61,7 +61,7 @@ function departementSql(dep: string, depIndex: number, files: string[], p: numbe
   // and a salt, so a rerun writes the same file.
   const u = (k: number) => `((hash(serial + ${depIndex * 100_000_000}, ${k}, ${seed}) >> 11)::DOUBLE / 9007199254740992)`;
   const overseas = dep.startsWith('97');
-  const { x, y } = lambert93Sql('lat', 'lon');
+  const { x, y } = wgs84ToLambert93Sql('lat', 'lon');
   const cols: Record<string, string> = {
     numero_dpe: `strftime(d, '%y') || ${lit(dep)} || 'E' || lpad(serial::VARCHAR, 8, '0') || suffix`,
     date_reception_dpe: `d + floor(4 * ${u(20)})::INT`,
