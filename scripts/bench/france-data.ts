@@ -154,7 +154,7 @@ export async function ensureFranceData(opts: FranceDataOptions = {}): Promise<Fr
   const lakeHash = sha(`lake:${sourceHash}`);
   const income = incomeFiles();
   const incomeHash = sha(`income:${lakeHash}:${sha(Object.entries(income).map(([f, c]) => `${f}\0${c}`).join('\0'))}`);
-  // Each generated source chains on the one before it: a new lake or income redoes them, and them the marts.
+  // Each generated source chains on the one before it: a new lake or income redoes them, and then the marts.
   const stepHashes: string[] = [];
   for (const s of LAKE_STEPS) stepHashes.push(sha(`${s.name}:${stepHashes.at(-1) ?? incomeHash}:${s.inputs({ sales, seed })}`));
   const martsHash = sha(`marts:${stepHashes.at(-1) ?? incomeHash}:${hashTree(path.join(repoRoot, 'marts', 'models'), /\.sql$/)}`);
