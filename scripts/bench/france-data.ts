@@ -1,5 +1,5 @@
 // France-scale dataset for the API benchmark (`npm run bench`), also runnable alone:
-//   npx tsx scripts/bench/france-data.ts [--sales 20000000] [--data-dir data-bench] [--seed 20240] [--rebuild source|lake|income|marts]
+//   npx tsx scripts/bench/france-data.ts [--sales 20000000] [--data-dir data-bench] [--seed 20240] [--rebuild source|lake|income|dpe|sirene|marts]
 //
 // 1. Generates synthetic geo-DVF files for 2020–2025 in the real tree (<data-dir>/source/{annee}/departements/{dep}.csv.gz)
 //    with the generator of scripts/bench-pipeline.ts (same départements, shares and line mix; one seed per year).
@@ -7,7 +7,9 @@
 // 2. Imports them with the real pipeline (`runSource`, offline through fromDir) into <data-dir>/lake.
 // 3. Generates a Filosofi commune file and the four ANIL rent files (real formats) for every commune of the reference
 //    geography into <data-dir>/income-source and imports them with `runSource` (step "income", after the DVF lake).
-// 4. Builds the marts and the serving database into <data-dir>/marts and <data-dir>/serving, then the valuation
+// 4. Sources generated from the lake after it (LAKE_STEPS: DPE in scripts/bench/france-dpe.ts, SIRENE in
+//    france-sirene.ts), in their real formats, imported with `runSource` offline; each chained into the marts' hash.
+// 5. Builds the marts and the serving database into <data-dir>/marts and <data-dir>/serving, then the valuation
 //    calibration: the pipeline's after-import step (`afterImport`).
 // Each step is recorded in <data-dir>/bench-stamp.json and skipped when its inputs did not change: the source files
 // by a hash of every generated file's SQL (sizes, seeds, years, generator code), the lake by the source's hash, the
@@ -27,6 +29,8 @@ import { runSource } from '../../pipeline/run';
 import { anilCsv, DEMO_ANIL_YEAR, DEMO_FILOSOFI_YEAR, filosofiCsv, SEGMENTS } from '../../pipeline/demo/generate-income';
 import { DVF_DEPARTEMENTS } from '../../pipeline/sources/dvf';
 import { allocateRows, departementSql, depProfiles, GEO_DVF_HEADER, mutationsProvisioned } from '../bench-pipeline';
+import { dpeStep } from './france-dpe';
+import { sireneStep } from './france-sirene';
 
 export const DEFAULT_SALES = 20_000_000;
 export const DEFAULT_YEARS = [2020, 2021, 2022, 2023, 2024, 2025];
@@ -41,13 +45,27 @@ export const DEFAULT_DATA_DIR = path.join(repoRoot, 'data-bench');
 export const LINES_PER_SALE = 1.876;
 const STAMP_VERSION = 1;
 
+/** A source generated from the bench lake (after the income step) in its real format and imported with runSource. */
+export interface LakeStep {
+  name: string;
+  /** The lake source it imports: the stamp is trusted only while the lake's manifest lists it. */
+  source: string;
+  /** What the generated files depend on besides the lake (sizes, seed, generator code): a change rebuilds the step. */
+  inputs(p: { sales: number; seed: number }): string;
+  /** Generates the files under `dir` and imports them; returns the figures kept in the stamp and a one-line summary. */
+  build(ctx: { dataDir: string; dir: string; sales: number; seed: number; log: (m: string) => void }): Promise<{ figures: Record<string, number>; summary: string }>;
+}
+
+export const LAKE_STEPS: LakeStep[] = [dpeStep, sireneStep];
+const STEP_NAMES = ['source', 'lake', 'income', ...LAKE_STEPS.map((s) => s.name), 'marts'];
+
 export interface FranceDataOptions {
   sales?: number;
   years?: number[];
   seed?: number;
   dataDir?: string;
   /** Redo this step and the ones after it even if the stamp says it is up to date. */
-  rebuild?: 'source' | 'lake' | 'income' | 'marts';
+  rebuild?: string;
   log?: (m: string) => void;
 }
 
@@ -58,6 +76,8 @@ export interface Stamp {
   lake?: { hash: string; seconds: number; linesRead: number; linesKept: number; mutations: number; bytes: number; pipelineHash: string; resumed: boolean };
   /** Filosofi and ANIL files generated for every commune and imported into the lake (after the DVF lake). */
   income?: { hash: string; seconds: number; communes: number };
+  /** The LAKE_STEPS, by name. */
+  steps?: Record<string, { hash: string; seconds: number; figures: Record<string, number> }>;
   /** A lake import started for this hash and not finished (failed or killed): the next run resumes it. */
   lakePending?: { hash: string; seconds: number };
   marts?: { hash: string; seconds: number; servingFile: string; servingBytes: number; sales: number; models: Array<{ name: string; rows: number | null; seconds: number }> };
@@ -134,13 +154,15 @@ export async function ensureFranceData(opts: FranceDataOptions = {}): Promise<Fr
   const lakeHash = sha(`lake:${sourceHash}`);
   const income = incomeFiles();
   const incomeHash = sha(`income:${lakeHash}:${sha(Object.entries(income).map(([f, c]) => `${f}\0${c}`).join('\0'))}`);
-  const martsHash = sha(`marts:${incomeHash}:${hashTree(path.join(repoRoot, 'marts', 'models'), /\.sql$/)}`);
+  // Each generated source chains on the one before it: a new lake or income redoes them, and then the marts.
+  const stepHashes: string[] = [];
+  for (const s of LAKE_STEPS) stepHashes.push(sha(`${s.name}:${stepHashes.at(-1) ?? incomeHash}:${s.inputs({ sales, seed })}`));
+  const martsHash = sha(`marts:${stepHashes.at(-1) ?? incomeHash}:${hashTree(path.join(repoRoot, 'marts', 'models'), /\.sql$/)}`);
   const pipelineHash = hashTree(path.join(repoRoot, 'pipeline'), /\.(ts|sql)$/);
 
   const previous = readStamp(dataDir);
   const stamp: Stamp = previous?.version === STAMP_VERSION ? { ...previous, params } : { version: STAMP_VERSION, params };
-  const order = ['source', 'lake', 'income', 'marts'] as const;
-  const forced = (step: (typeof order)[number]) => opts.rebuild !== undefined && order.indexOf(opts.rebuild) <= order.indexOf(step);
+  const forced = (step: string) => opts.rebuild !== undefined && STEP_NAMES.indexOf(opts.rebuild) <= STEP_NAMES.indexOf(step);
   const save = () => fs.writeFileSync(stampFile(dataDir), JSON.stringify(stamp, null, 2) + '\n');
   const built: string[] = [];
   log(`Bench dataset in ${dataDir}: ${fmt(sales)} sales wanted over ${years[0]}–${years.at(-1)} → ${fmt(linesPerYear)} geo-DVF lines a year `
@@ -268,7 +290,25 @@ export async function ensureFranceData(opts: FranceDataOptions = {}): Promise<Fr
     log(`  income: Filosofi ${DEMO_FILOSOFI_YEAR} and ANIL ${DEMO_ANIL_YEAR} for ${fmt(stamp.income.communes)} communes in ${fmt(stamp.income.seconds, 1)} s`);
   }
 
-  // 4. Marts and serving database
+  // 4. Sources generated from the lake (DPE, SIRENE)
+  for (const [i, step] of LAKE_STEPS.entries()) {
+    const done = stamp.steps?.[step.name];
+    if (done?.hash === stepHashes[i] && manifestSources()[step.source] !== undefined && !forced(step.name)) {
+      log(`  ${step.name}: reusing ${Object.entries(done.figures).map(([k, v]) => `${fmt(v)} ${k}`).join(', ')} (built in ${fmt(done.seconds, 0)} s)`);
+      continue;
+    }
+    stamp.steps = Object.fromEntries(Object.entries(stamp.steps ?? {}).filter(([k]) => k !== step.name));
+    delete stamp.marts;
+    save();
+    const started = performance.now();
+    const r = await step.build({ dataDir, dir: path.join(dataDir, `${step.name}-source`), sales, seed, log });
+    stamp.steps[step.name] = { hash: stepHashes[i], seconds: (performance.now() - started) / 1000, figures: r.figures };
+    save();
+    built.push(step.name);
+    log(`  ${step.name}: ${r.summary} in ${fmt(stamp.steps[step.name].seconds, 1)} s`);
+  }
+
+  // 5. Marts and serving database
   const serving = currentServingFile(dataDir);
   const martsOk = stamp.marts?.hash === martsHash && serving !== undefined && serving === stamp.marts.servingFile && !forced('marts');
   if (martsOk) {
@@ -347,8 +387,8 @@ function parseArgs(argv: string[]): FranceDataOptions {
     if (k === '--sales') out.sales = Number(v.replace(/_/g, ''));
     else if (k === '--data-dir') out.dataDir = v;
     else if (k === '--seed') out.seed = Number(v);
-    else if (k === '--rebuild' && (v === 'source' || v === 'lake' || v === 'income' || v === 'marts')) out.rebuild = v;
-    else throw new Error(`unexpected argument ${k} (usage: --sales N --data-dir DIR --seed S --rebuild source|lake|income|marts)`);
+    else if (k === '--rebuild' && STEP_NAMES.includes(v)) out.rebuild = v;
+    else throw new Error(`unexpected argument ${k} (usage: --sales N --data-dir DIR --seed S --rebuild ${STEP_NAMES.join('|')})`);
   }
   return out;
 }
