@@ -1,5 +1,5 @@
 // France-scale dataset for the API benchmark (`npm run bench`), also runnable alone:
-//   npx tsx scripts/bench/france-data.ts [--sales 20000000] [--data-dir data-bench] [--seed 20240] [--rebuild source|lake|income|marts]
+//   npx tsx scripts/bench/france-data.ts [--sales 20000000] [--data-dir data-bench] [--seed 20240] [--rebuild source|lake|income|bdnb|marts]
 //
 // 1. Generates synthetic geo-DVF files for 2020–2025 in the real tree (<data-dir>/source/{annee}/departements/{dep}.csv.gz)
 //    with the generator of scripts/bench-pipeline.ts (same départements, shares and line mix; one seed per year).
@@ -7,6 +7,8 @@
 // 2. Imports them with the real pipeline (`runSource`, offline through fromDir) into <data-dir>/lake.
 // 3. Generates a Filosofi commune file and the four ANIL rent files (real formats) for every commune of the reference
 //    geography into <data-dir>/income-source and imports them with `runSource` (step "income", after the DVF lake).
+// 3b. Writes BDNB archives consistent with the sales into <data-dir>/bdnb-source and imports them (step "bdnb",
+//    scripts/bench/france-bdnb.ts).
 // 4. Builds the marts and the serving database into <data-dir>/marts and <data-dir>/serving, then the valuation
 //    calibration: the pipeline's after-import step (`afterImport`).
 // Each step is recorded in <data-dir>/bench-stamp.json and skipped when its inputs did not change: the source files
@@ -27,6 +29,7 @@ import { runSource } from '../../pipeline/run';
 import { anilCsv, DEMO_ANIL_YEAR, DEMO_FILOSOFI_YEAR, filosofiCsv, SEGMENTS } from '../../pipeline/demo/generate-income';
 import { DVF_DEPARTEMENTS } from '../../pipeline/sources/dvf';
 import { allocateRows, departementSql, depProfiles, GEO_DVF_HEADER, mutationsProvisioned } from '../bench-pipeline';
+import { buildFranceBdnb, franceBdnbHash, type FranceBdnbResult } from './france-bdnb';
 
 export const DEFAULT_SALES = 20_000_000;
 export const DEFAULT_YEARS = [2020, 2021, 2022, 2023, 2024, 2025];
@@ -47,7 +50,7 @@ export interface FranceDataOptions {
   seed?: number;
   dataDir?: string;
   /** Redo this step and the ones after it even if the stamp says it is up to date. */
-  rebuild?: 'source' | 'lake' | 'income' | 'marts';
+  rebuild?: 'source' | 'lake' | 'income' | 'bdnb' | 'marts';
   log?: (m: string) => void;
 }
 
@@ -58,6 +61,8 @@ export interface Stamp {
   lake?: { hash: string; seconds: number; linesRead: number; linesKept: number; mutations: number; bytes: number; pipelineHash: string; resumed: boolean };
   /** Filosofi and ANIL files generated for every commune and imported into the lake (after the DVF lake). */
   income?: { hash: string; seconds: number; communes: number };
+  /** BDNB archives consistent with the sales, imported into the lake (after income). */
+  bdnb?: FranceBdnbResult & { hash: string };
   /** A lake import started for this hash and not finished (failed or killed): the next run resumes it. */
   lakePending?: { hash: string; seconds: number };
   marts?: { hash: string; seconds: number; servingFile: string; servingBytes: number; sales: number; models: Array<{ name: string; rows: number | null; seconds: number }> };
@@ -134,12 +139,13 @@ export async function ensureFranceData(opts: FranceDataOptions = {}): Promise<Fr
   const lakeHash = sha(`lake:${sourceHash}`);
   const income = incomeFiles();
   const incomeHash = sha(`income:${lakeHash}:${sha(Object.entries(income).map(([f, c]) => `${f}\0${c}`).join('\0'))}`);
-  const martsHash = sha(`marts:${incomeHash}:${hashTree(path.join(repoRoot, 'marts', 'models'), /\.sql$/)}`);
+  const bdnbHash = franceBdnbHash(incomeHash);
+  const martsHash = sha(`marts:${bdnbHash}:${hashTree(path.join(repoRoot, 'marts', 'models'), /\.sql$/)}`);
   const pipelineHash = hashTree(path.join(repoRoot, 'pipeline'), /\.(ts|sql)$/);
 
   const previous = readStamp(dataDir);
   const stamp: Stamp = previous?.version === STAMP_VERSION ? { ...previous, params } : { version: STAMP_VERSION, params };
-  const order = ['source', 'lake', 'income', 'marts'] as const;
+  const order = ['source', 'lake', 'income', 'bdnb', 'marts'] as const;
   const forced = (step: (typeof order)[number]) => opts.rebuild !== undefined && order.indexOf(opts.rebuild) <= order.indexOf(step);
   const save = () => fs.writeFileSync(stampFile(dataDir), JSON.stringify(stamp, null, 2) + '\n');
   const built: string[] = [];
@@ -268,6 +274,19 @@ export async function ensureFranceData(opts: FranceDataOptions = {}): Promise<Fr
     log(`  income: Filosofi ${DEMO_FILOSOFI_YEAR} and ANIL ${DEMO_ANIL_YEAR} for ${fmt(stamp.income.communes)} communes in ${fmt(stamp.income.seconds, 1)} s`);
   }
 
+  // 3b. BDNB consistent with the sales (its own module; after income, which it builds on)
+  if (stamp.bdnb?.hash === bdnbHash && manifestSources().bdnb !== undefined && !forced('bdnb')) {
+    log(`  bdnb: reusing ${fmt(stamp.bdnb.groups)} building groups (built in ${fmt(stamp.bdnb.seconds, 0)} s)`);
+  } else {
+    delete stamp.bdnb;
+    delete stamp.marts;
+    save();
+    stamp.bdnb = { hash: bdnbHash, ...(await buildFranceBdnb({ dataDir, log })) };
+    save();
+    built.push('bdnb');
+    log(`  bdnb: ${fmt(stamp.bdnb.groups)} groups in ${stamp.bdnb.departements} archives, imported in ${fmt(stamp.bdnb.seconds, 1)} s`);
+  }
+
   // 4. Marts and serving database
   const serving = currentServingFile(dataDir);
   const martsOk = stamp.marts?.hash === martsHash && serving !== undefined && serving === stamp.marts.servingFile && !forced('marts');
@@ -347,8 +366,8 @@ function parseArgs(argv: string[]): FranceDataOptions {
     if (k === '--sales') out.sales = Number(v.replace(/_/g, ''));
     else if (k === '--data-dir') out.dataDir = v;
     else if (k === '--seed') out.seed = Number(v);
-    else if (k === '--rebuild' && (v === 'source' || v === 'lake' || v === 'income' || v === 'marts')) out.rebuild = v;
-    else throw new Error(`unexpected argument ${k} (usage: --sales N --data-dir DIR --seed S --rebuild source|lake|income|marts)`);
+    else if (k === '--rebuild' && (v === 'source' || v === 'lake' || v === 'income' || v === 'bdnb' || v === 'marts')) out.rebuild = v;
+    else throw new Error(`unexpected argument ${k} (usage: --sales N --data-dir DIR --seed S --rebuild source|lake|income|bdnb|marts)`);
   }
   return out;
 }
