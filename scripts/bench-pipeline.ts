@@ -20,6 +20,7 @@
 //
 // `--dpe-csv SIZE` (e.g. 5GB) runs the other benchmark instead: the streaming template on one DPE-shaped CSV of that
 // size (scripts/bench/dpe-csv.ts), generated in `--dir` (default: a folder under /work or the OS temp folder, removed after).
+// `--bdnb [--groups N] [--keep DIR]` runs the BDNB import benchmark instead (scripts/bench/bdnb-pipeline.ts).
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -368,8 +369,8 @@ function classify(sql: string): string {
   return '9 other (settings, views, reference geography)';
 }
 
-/** Times every statement sent through this process's DuckDB connections, grouped by `classify`. */
-function instrumentDuckDB(): Record<string, { count: number; seconds: number }> {
+/** Times every statement sent through this process's DuckDB connections, grouped by `classifyStatement`. */
+export function instrumentDuckDB(classifyStatement: (sql: string) => string = classify): Record<string, { count: number; seconds: number }> {
   const stats: Record<string, { count: number; seconds: number }> = {};
   const proto = DuckDBConnection.prototype as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
   let depth = 0; // runAndReadAll calls run internally: time the outermost call only (the pipeline is sequential)
@@ -382,7 +383,7 @@ function instrumentDuckDB(): Record<string, { count: number; seconds: number }> 
         return await original.apply(this, args);
       } finally {
         if (--depth === 0) {
-          const s = (stats[classify(String(args[0]))] ??= { count: 0, seconds: 0 });
+          const s = (stats[classifyStatement(String(args[0]))] ??= { count: 0, seconds: 0 });
           s.count++;
           s.seconds += (performance.now() - t0) / 1000;
         }
@@ -475,9 +476,10 @@ async function phaseMarts(dir: string): Promise<MartsPhase> {
   };
 }
 
-function runChild<T>(phase: string, args: Record<string, string>): Promise<T> {
+/** Runs `phase` in a child process of `script` (this one by default), which writes its result to the --result file. */
+export function runChild<T>(phase: string, args: Record<string, string>, script = SELF): Promise<T> {
   const resultFile = path.join(os.tmpdir(), `bench-pipeline-${process.pid}-${phase}.json`);
-  const argv = [...process.execArgv, SELF, '--phase', phase, '--result', resultFile, ...Object.entries(args).flatMap(([k, v]) => [`--${k}`, v])];
+  const argv = [...process.execArgv, script, '--phase', phase, '--result', resultFile, ...Object.entries(args).flatMap(([k, v]) => [`--${k}`, v])];
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, argv, { stdio: ['ignore', 'inherit', 'inherit'] });
     child.on('error', reject);
@@ -502,8 +504,8 @@ function parseArgs(argv: string[]): Record<string, string> {
   const out: Record<string, string> = {};
   for (let i = 0; i < argv.length; i++) {
     const m = /^--([\w-]+)$/.exec(argv[i]);
-    if (!m) throw new Error(`unexpected argument ${argv[i]} (usage: --rows N --keep DIR --repeat N --per-file --json FILE, or --dpe-csv SIZE [--dir DIR] [--json FILE])`);
-    if (m[1] === 'per-file') {
+    if (!m) throw new Error(`unexpected argument ${argv[i]} (usage: --rows N --keep DIR --repeat N --per-file --json FILE, or --dpe-csv SIZE [--dir DIR] [--json FILE], or --bdnb [--groups N] [--keep DIR])`);
+    if (m[1] === 'per-file' || m[1] === 'bdnb') {
       out[m[1]] = 'yes';
       continue;
     }
@@ -534,6 +536,8 @@ async function main() {
   }
 
   if (args['dpe-csv']) return dpeCsvBench(args);
+  // the BDNB import at France scale (scripts/bench/bdnb-pipeline.ts; imported lazily: it imports this module)
+  if (args.bdnb) return (await import('./bench/bdnb-pipeline')).bdnbPipelineBench(args);
 
   const rows = Number(args.rows ?? 3_500_000);
   if (!Number.isInteger(rows) || rows < 1000) throw new Error('--rows must be an integer ≥ 1000');
