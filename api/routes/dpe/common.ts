@@ -71,6 +71,31 @@ export function martWhere(location: Location, typeLocal: string | undefined, ext
   return { where: where.join(' and '), params };
 }
 
+/** What every DPE endpoint's `prepare` returns: the SQL condition of its zone (and filters), the location's notices,
+ * and the zone as the responses' `filters` echo it. */
+export interface DpeZone {
+  where: string;
+  params: Params;
+  notices: string[];
+  zone: ReturnType<typeof zoneEcho>;
+}
+
+/**
+ * The zone of a DPE endpoint resolved (`accept`: the location filters it takes), with `type_local` when given and
+ * further conditions (`where`, their `params` bound alongside).
+ */
+export function dpeZone(
+  q: LocationInput & Record<string, unknown>,
+  opts: { accept?: LocationKind[]; typeLocal?: string; where?: string[]; params?: Params } = {},
+): DpeZone {
+  const location = dpeLocation(q, opts.accept);
+  const { where, params } = martWhere(location, opts.typeLocal, opts.where);
+  return { where, params: { ...params, ...opts.params }, notices: location.notices, zone: zoneEcho(location) };
+}
+
+/** The responses' optional `notice`: the location's notices joined, or nothing. */
+export const noticeOf = (notices: string[]): { notice?: string } => (notices.length ? { notice: notices.join(' ') } : {});
+
 export const classStatsSchema = z.object({
   nb: z.number().int(),
   prix_m2_median: z.number().nullable(),

@@ -3,7 +3,7 @@
 import { z } from '../../params';
 import { round2 } from '../../params';
 import { defineEndpoint } from '../../platform';
-import { CLASSES, classStatsSchema, dpeLocation, dpeLocationFields, type Classe } from './common';
+import { CLASSES, classStatsSchema, dpeLocationFields, dpeZone, noticeOf, type Classe } from './common';
 
 const query = z.object(dpeLocationFields);
 const GAPS = ['A', 'B', 'F', 'G'] as const;
@@ -43,10 +43,7 @@ export const dpeCommuneStats = defineEndpoint({
   response,
   credits: 5,
   errors: ['missing_location', 'unsupported_location'],
-  prepare({ query: q }) {
-    const location = dpeLocation(q);
-    return { where: location.where, params: location.params, notices: location.notices };
-  },
+  prepare: ({ query: q }) => dpeZone(q),
   async handler(p, { ctx }) {
     const communes = await ctx.db.query<CommuneRow>(`select * from dpe_communes where ${p.where} order by code_commune_actuel`, p.params);
     const codes = communes.map((c) => c.code_commune_actuel);
@@ -65,6 +62,6 @@ export const dpeCommuneStats = defineEndpoint({
       prime_verte: { A_vs_D: r4(c.prime_verte_a_vs_d), B_vs_D: r4(c.prime_verte_b_vs_d), F_vs_D: r4(c.prime_verte_f_vs_d), G_vs_D: r4(c.prime_verte_g_vs_d) },
       nb_passoires_3ans: c.nb_passoires_3ans, pct_passoires_3ans: r4(c.pct_passoires_3ans), computed_at: c.computed_at,
     }));
-    return { results, ...(p.notices.length ? { notice: p.notices.join(' ') } : {}) };
+    return { results, ...noticeOf(p.notices) };
   },
 });
