@@ -188,6 +188,24 @@ export async function buildModel(conn: DuckDBConnection, name: string, opts: { c
   };
 }
 
+/**
+ * Lays `ventes` and `dpe_diagnostics` out as the marts runner materializes those models (rows in the order of their
+ * `-- sort:` header, their `-- index:` indexes), once (marked by the table bench_layout): what the DPE models read and
+ * what the API's queries prune on.
+ */
+export async function layOutAsMarts(conn: DuckDBConnection, log: (m: string) => void = console.log): Promise<void> {
+  const [{ n }] = await all<{ n: number }>(conn, `select count(*) as n from duckdb_tables() where table_name = 'bench_layout'`);
+  if (Number(n) > 0) return;
+  const t0 = performance.now();
+  for (const model of loadModels(MODELS_DIR).filter((m) => m.name === 'ventes' || m.name === 'dpe_diagnostics')) {
+    await run(conn, `create or replace table ${model.name} as select * from ${model.name} order by ${model.sort.join(', ')}`);
+    for (const col of model.indexes) await run(conn, `create index ${model.name}_${col}_idx on ${model.name} (${col})`);
+  }
+  await run(conn, 'create table bench_layout as select now() as at');
+  await run(conn, 'checkpoint');
+  log(`ventes and dpe_diagnostics sorted and indexed as the runner does in ${((performance.now() - t0) / 1000).toFixed(0)} s`);
+}
+
 /** Opens (generating it when absent) the synthetic database for these options, with the runner's settings. */
 export async function openSynthetic(dir: string, opts: SyntheticOptions, log: (m: string) => void = console.log) {
   fs.mkdirSync(dir, { recursive: true });
@@ -201,7 +219,7 @@ export async function openSynthetic(dir: string, opts: SyntheticOptions, log: (m
     const t0 = performance.now();
     try {
       const r = await generateSynthetic(conn, dir, opts);
-      await run(conn, 'checkpoint');
+      await layOutAsMarts(conn, log);
       log(`generated ${r.sales} sales, ${r.diagnostics} diagnostics (${(r.share * 100).toFixed(1)} % of France's population) in ${((performance.now() - t0) / 1000).toFixed(0)} s`);
     } catch (e) {
       conn.closeSync();
@@ -218,6 +236,7 @@ async function main(): Promise<void> {
   const opts: SyntheticOptions = { sales: Number(values.sales ?? 20_000_000), diagnostics: Number(values.diagnostics ?? 13_000_000), deps: values.deps?.split(',') };
   const dir = path.resolve(values.dir ?? path.join(repoRoot, 'data-bench-dpe'));
   const { instance, conn } = await openSynthetic(dir, opts);
+  await layOutAsMarts(conn);
   const [s] = await all<Record<string, number>>(conn, `select (select count(*) from ventes) as sales,
     (select count(*) from ventes where type_local in ('Maison', 'Appartement') and not is_bulk_sale and not is_outlier and not is_vefa) as clean,
     (select count(distinct (latitude, longitude)) from ventes) as sale_points,
