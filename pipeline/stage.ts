@@ -203,7 +203,17 @@ async function transcode(file: string, out: string): Promise<void> {
   await (isGzip(file) ? pipeline(input, zlib.createGunzip(), toUtf8, fs.createWriteStream(out)) : pipeline(input, toUtf8, fs.createWriteStream(out)));
 }
 
-async function stageCsv(conn: DuckDBConnection, opts: StageOptions, file: string, cleanup: string[]): Promise<StageResult> {
+/** What a CSV file is, read from its first lines: delimiter, header, R row numbers, the declared columns' mapping. */
+interface CsvLayout {
+  header: string[];
+  names: string[];
+  delimiter: string;
+  leadingRowNumber: boolean;
+  mapping: Record<string, string | null>;
+  encoding: 'utf-8' | 'windows-1252';
+}
+
+async function csvLayout(opts: StageOptions, file: string): Promise<CsvLayout> {
   const head = decodeHead(await headBytes(file, 2));
   const [headerLine = '', firstRow] = head.text.replace(/^\uFEFF/, '').split('\n').map((l) => l.replace(/\r$/, ''));
   if (!headerLine.trim()) throw new Error(`${opts.file}: empty file`);
@@ -213,8 +223,74 @@ async function stageCsv(conn: DuckDBConnection, opts: StageOptions, file: string
   const leadingRowNumber = firstRow !== undefined && firstRow.trim() !== '' && splitFields(firstRow, delimiter).length === header.length + 1;
   const names = leadingRowNumber ? [ROW_NUMBER, ...header] : header;
   const mapping = mapColumns(opts, names.map((n, i) => (n === '' || (leadingRowNumber && i === 0) ? undefined : n)));
+  return { header, names, delimiter, leadingRowNumber, mapping, encoding: head.encoding };
+}
 
-  let encoding = head.encoding;
+/** read_csv of `source` (every field as text, rejects kept) and the typed SELECT of the declared columns over it. */
+function csvSelect(opts: StageOptions, layout: CsvLayout, source: string, gzip: boolean, rejects: string): string {
+  const columns = layout.names.map((_, i) => `${lit(`c${i}`)}: 'VARCHAR'`).join(', ');
+  const reader = `read_csv(${lit(source)}, header = false, skip = 1, auto_detect = false, delim = ${lit(layout.delimiter)}, quote = '"', escape = '"',
+      columns = {${columns}}, compression = ${lit(gzip ? 'gzip' : 'none')},
+      ignore_errors = true, store_rejects = true, rejects_table = ${lit(rejects)}, rejects_scan = ${lit(`${rejects}_scan`)})`;
+  const raw = (target: string) => (layout.mapping[target] === null ? null : ident(`c${layout.names.indexOf(layout.mapping[target]!)}`));
+  return typedSelect(opts, reader, raw);
+}
+
+/** Lines the reader rejected (wrong number of fields, unterminated quote…), by error type. */
+async function readRejects(conn: DuckDBConnection, rejects: string): Promise<Array<{ error_type: string; n: number }>> {
+  return all<{ error_type: string; n: number }>(conn, `SELECT error_type, count(DISTINCT line)::INTEGER AS n FROM ${ident(rejects)} GROUP BY ALL`);
+}
+
+async function dropRejects(conn: DuckDBConnection, rejects: string): Promise<void> {
+  await run(conn, `DROP TABLE IF EXISTS ${ident(rejects)}`);
+  await run(conn, `DROP TABLE IF EXISTS ${ident(`${rejects}_scan`)}`);
+}
+
+/** A CSV file as a query that is not run yet (see csvQuery). */
+export interface CsvQuery {
+  /** SELECT yielding one row per record: the declared columns, typed, in declared order, plus `__unparsable` (the
+   * list of the row's columns whose present value did not cast). Usable once, inside the caller's own statement. */
+  sql: string;
+  header: string[];
+  mapping: Record<string, string | null>;
+  delimiter: string;
+  leadingRowNumber: boolean;
+  /** After the caller's statement ran: the malformed lines the reader skipped, and drops the bookkeeping tables.
+   * Null when the file turned out not to be UTF-8 past its first lines: read it with stageFile (it transcodes). */
+  finish(): Promise<{ malformed: number } | null>;
+}
+
+/**
+ * The streaming template's CSV reading without its TEMP table: for a source that types and writes its rows in one
+ * statement of its own (at France scale, one materialisation fewer). UTF-8 CSV (plain or gzip) only; returns null for a
+ * ZIP, JSON or Windows-1252 file, which go through stageFile.
+ */
+export async function csvQuery(conn: DuckDBConnection, opts: StageOptions): Promise<CsvQuery | null> {
+  const file = opts.file;
+  if (readStart(file, 4).readUInt32LE(0) === 0x04034b50) return null;
+  if ((opts.format ?? (/\.(json|jsonl|ndjson)(\.gz)?$/i.test(file) ? 'json' : 'csv')) !== 'csv') return null;
+  const layout = await csvLayout(opts, file);
+  if (layout.encoding !== 'utf-8') return null;
+  const rejects = `${opts.table}__rejects`;
+  return {
+    sql: csvSelect(opts, layout, file, isGzip(file), rejects),
+    header: layout.header, mapping: layout.mapping, delimiter: layout.delimiter, leadingRowNumber: layout.leadingRowNumber,
+    async finish() {
+      try {
+        const errors = await readRejects(conn, rejects);
+        if (errors.some((e) => e.error_type === 'INVALID ENCODING')) return null;
+        return { malformed: errors.reduce((a, e) => a + e.n, 0) };
+      } finally {
+        await dropRejects(conn, rejects);
+      }
+    },
+  };
+}
+
+async function stageCsv(conn: DuckDBConnection, opts: StageOptions, file: string, cleanup: string[]): Promise<StageResult> {
+  const layout = await csvLayout(opts, file);
+  const { header, mapping, leadingRowNumber, delimiter } = layout;
+  let encoding = layout.encoding;
   for (;;) {
     let source = file;
     if (encoding === 'windows-1252') {
@@ -223,14 +299,9 @@ async function stageCsv(conn: DuckDBConnection, opts: StageOptions, file: string
       await transcode(file, source);
     }
     const rejects = `${opts.table}__rejects`;
-    const columns = names.map((_, i) => `${lit(`c${i}`)}: 'VARCHAR'`).join(', ');
-    const reader = `read_csv(${lit(source)}, header = false, skip = 1, auto_detect = false, delim = ${lit(delimiter)}, quote = '"', escape = '"',
-      columns = {${columns}}, compression = ${lit(source === file && isGzip(file) ? 'gzip' : 'none')},
-      ignore_errors = true, store_rejects = true, rejects_table = ${lit(rejects)}, rejects_scan = ${lit(`${rejects}_scan`)})`;
-    const raw = (target: string) => (mapping[target] === null ? null : ident(`c${names.indexOf(mapping[target]!)}`));
     try {
-      await createTyped(conn, opts, reader, raw);
-      const errors = await all<{ error_type: string; n: number }>(conn, `SELECT error_type, count(DISTINCT line)::INTEGER AS n FROM ${ident(rejects)} GROUP BY ALL`);
+      await run(conn, `CREATE OR REPLACE TEMP TABLE ${ident(opts.table)} AS ${csvSelect(opts, layout, source, source === file && isGzip(file), rejects)}`);
+      const errors = await readRejects(conn, rejects);
       if (encoding === 'utf-8' && errors.some((e) => e.error_type === 'INVALID ENCODING')) {
         // Invalid UTF-8 past the first lines: the file is Windows-1252 after all; read it again transcoded.
         encoding = 'windows-1252';
@@ -240,8 +311,7 @@ async function stageCsv(conn: DuckDBConnection, opts: StageOptions, file: string
       const result = await finish(conn, opts, mapping, malformed);
       return { ...result, format: 'csv', encoding, header, mapping, leadingRowNumber, delimiter };
     } finally {
-      await run(conn, `DROP TABLE IF EXISTS ${ident(rejects)}`);
-      await run(conn, `DROP TABLE IF EXISTS ${ident(`${rejects}_scan`)}`);
+      await dropRejects(conn, rejects);
     }
   }
 }
@@ -260,7 +330,7 @@ async function stageJson(conn: DuckDBConnection, opts: StageOptions, file: strin
   const header = keys.map((k) => k.k);
   const mapping = mapColumns(opts, header);
   const raw = (target: string) => (mapping[target] === null ? null : `json_extract_string(r, ${lit(`$.${JSON.stringify(mapping[target])}`)})`);
-  await createTyped(conn, opts, records, raw);
+  await run(conn, `CREATE OR REPLACE TEMP TABLE ${ident(opts.table)} AS ${typedSelect(opts, records, raw)}`);
   const result = await finish(conn, opts, mapping, 0);
   return { ...result, format: 'json', encoding: 'utf-8', header, mapping, leadingRowNumber: false };
 }
@@ -301,10 +371,10 @@ function castSql(v: string, type: string): string {
 }
 
 /**
- * CREATE TEMP TABLE with the typed columns plus `__unparsable`, the list of the row's columns whose value was present but
- * did not cast. Layers: r<i> = trimmed text or NULL, t<i> = typed value, then the declared names.
+ * SELECT of the typed columns plus `__unparsable`, the list of the row's columns whose value was present but did not
+ * cast. Layers: r<i> = trimmed text or NULL, t<i> = typed value, then the declared names.
  */
-async function createTyped(conn: DuckDBConnection, opts: StageOptions, from: string, raw: (target: string) => string | null): Promise<void> {
+function typedSelect(opts: StageOptions, from: string, raw: (target: string) => string | null): string {
   const nulls = (opts.nullStrings ?? ['', 'NA']).map(lit).join(', ');
   const cols = declared(opts).map(([target, col], i) => ({ target, type: col.type, raw: raw(target), i }));
   const present = cols.filter((c) => c.raw !== null);
@@ -317,7 +387,7 @@ async function createTyped(conn: DuckDBConnection, opts: StageOptions, from: str
   const layers = present.length
     ? `(SELECT *, ${typed} FROM (SELECT ${cleaned} FROM (SELECT ${trimmed} FROM ${from})))`
     : `(SELECT 1 AS one FROM ${from})`;
-  await run(conn, `CREATE OR REPLACE TEMP TABLE ${ident(opts.table)} AS SELECT ${out}, ${unparsable} AS __unparsable FROM ${layers}`);
+  return `SELECT ${out}, ${unparsable} AS __unparsable FROM ${layers}`;
 }
 
 /** Counts rows and anomalies, then drops the bookkeeping column. */

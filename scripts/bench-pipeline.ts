@@ -21,6 +21,8 @@
 // `--dpe-csv SIZE` (e.g. 5GB) runs the other benchmark instead: the streaming template on one DPE-shaped CSV of that
 // size (scripts/bench/dpe-csv.ts), generated in `--dir` (default: a folder under /work or the OS temp folder, removed after).
 // `--bdnb [--groups N] [--keep DIR]` runs the BDNB import benchmark instead (scripts/bench/bdnb-pipeline.ts).
+// `--dpe [--rows 13000000]` runs the DPE import benchmark: runSource over France-scale dpe03existant files in the
+// data-fair CSV format (scripts/bench/dpe-import.ts).
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -34,6 +36,7 @@ import { runSource, type PartOutcome } from '../pipeline/run';
 import { Lake } from '../lib/lake';
 import { DVF_DEPARTEMENTS, dvfSource } from '../pipeline/sources/dvf';
 import { BAD_SURFACE_EVERY, DPE_MEMORY_LIMIT, generateDpeCsv, importDpeCsv, parseSize, type DpeImportResult } from './bench/dpe-csv';
+import { dpeImportBench, generateDpeFiles, phaseDpePipeline } from './bench/dpe-import';
 
 const ANNEE = 2024;
 const GENERATOR_VERSION = 1;
@@ -370,22 +373,28 @@ function classify(sql: string): string {
 }
 
 /** Times every statement sent through this process's DuckDB connections, grouped by `classifyStatement`. */
-export function instrumentDuckDB(classifyStatement: (sql: string) => string = classify): Record<string, { count: number; seconds: number }> {
-  const stats: Record<string, { count: number; seconds: number }> = {};
+export function instrumentDuckDB(classifyStatement: (sql: string) => string = classify): Record<string, { count: number; seconds: number; cpuSeconds: number }> {
+  const stats: Record<string, { count: number; seconds: number; cpuSeconds: number }> = {};
+  const cpu = () => {
+    const r = process.resourceUsage();
+    return (r.userCPUTime + r.systemCPUTime) / 1e6;
+  };
   const proto = DuckDBConnection.prototype as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
   let depth = 0; // runAndReadAll calls run internally: time the outermost call only (the pipeline is sequential)
   for (const method of ['run', 'runAndReadAll']) {
     const original = proto[method];
     proto[method] = async function (this: unknown, ...args: unknown[]) {
       const t0 = performance.now();
+      const c0 = depth === 0 ? cpu() : 0;
       depth++;
       try {
         return await original.apply(this, args);
       } finally {
         if (--depth === 0) {
-          const s = (stats[classifyStatement(String(args[0]))] ??= { count: 0, seconds: 0 });
+          const s = (stats[classifyStatement(String(args[0]))] ??= { count: 0, seconds: 0, cpuSeconds: 0 });
           s.count++;
           s.seconds += (performance.now() - t0) / 1000;
+          s.cpuSeconds += cpu() - c0; // the process's CPU (DuckDB's threads included) while the statement ran
         }
       }
     };
@@ -504,8 +513,8 @@ function parseArgs(argv: string[]): Record<string, string> {
   const out: Record<string, string> = {};
   for (let i = 0; i < argv.length; i++) {
     const m = /^--([\w-]+)$/.exec(argv[i]);
-    if (!m) throw new Error(`unexpected argument ${argv[i]} (usage: --rows N --keep DIR --repeat N --per-file --json FILE, or --dpe-csv SIZE [--dir DIR] [--json FILE], or --bdnb [--groups N] [--keep DIR])`);
-    if (m[1] === 'per-file' || m[1] === 'bdnb') {
+    if (!m) throw new Error(`unexpected argument ${argv[i]} (usage: --rows N --keep DIR --repeat N --per-file --json FILE, or --dpe-csv SIZE [--dir DIR] [--json FILE], or --dpe [--rows N --keep DIR --gzip --json FILE], or --bdnb [--groups N] [--keep DIR])`);
+    if (m[1] === 'per-file' || m[1] === 'dpe' || m[1] === 'gzip' || m[1] === 'bdnb') {
       out[m[1]] = 'yes';
       continue;
     }
@@ -529,6 +538,8 @@ async function main() {
       : args.phase === 'per-file' ? await phasePerFile(dir)
       : args.phase === 'dpe-generate' ? await generateDpeCsv(path.join(dir, 'dpe.csv'), Number(args.bytes), seed)
       : args.phase === 'dpe-import' ? await importDpeCsv(path.join(dir, 'dpe.csv'), dir)
+      : args.phase === 'dpe-generate-dir' ? await generateDpeFiles(path.join(dir, 'source'), Number(args.rows), seed, args.compress === 'gzip')
+      : args.phase === 'dpe-pipeline' ? await phaseDpePipeline(dir, instrumentDuckDB)
       : undefined;
     if (!result) throw new Error(`unknown phase ${args.phase}`);
     fs.writeFileSync(args.result, JSON.stringify(result));
@@ -538,6 +549,7 @@ async function main() {
   if (args['dpe-csv']) return dpeCsvBench(args);
   // the BDNB import at France scale (scripts/bench/bdnb-pipeline.ts; imported lazily: it imports this module)
   if (args.bdnb) return (await import('./bench/bdnb-pipeline')).bdnbPipelineBench(args);
+  if (args.dpe) return dpeImportBench(args, runChild);
 
   const rows = Number(args.rows ?? 3_500_000);
   if (!Number.isInteger(rows) || rows < 1000) throw new Error('--rows must be an integer ≥ 1000');

@@ -7,7 +7,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { samplesDir } from '../lib/config';
+import { all, openMemory } from '../lib/duck';
+import { dpeDatasets } from '../pipeline/sources/dpe';
+import { DPE_API_FIELDS } from '../pipeline/sources/dpe/columns';
 import { fetchDepartement, type DataFairFetchOptions } from '../pipeline/sources/dpe/datafair';
+import { stageDpeFiles } from '../pipeline/sources/dpe/parse';
 
 // The real rows of one API response, spread over two départements so the `qs` filter is observable.
 const REAL = JSON.parse(fs.readFileSync(path.join(samplesDir, 'dpe', 'dpe03existant_api_lines_nancy_geo50m.json'), 'utf8')) as { results: Array<Record<string, unknown>> };
@@ -45,8 +49,11 @@ beforeEach(async () => {
     next.searchParams.set('after', String(after + page.length));
     const more = after + page.length < rows.length;
     if (url.searchParams.get('format') === 'csv') {
-      const cols = ['numero_dpe', 'etiquette_dpe', 'code_departement_ban'];
-      const csv = [cols.join(','), ...page.map((r) => cols.map((c) => String(r[c] ?? '')).join(','))].join('\n') + '\n';
+      // With select=, data-fair answers the selected fields in the dataset's own order (here the records' key order).
+      const select = url.searchParams.get('select')?.split(',');
+      const cols = select ? [...new Set(ROWS.flatMap((r) => Object.keys(r)))].filter((k) => select.includes(k)) : ['numero_dpe', 'etiquette_dpe', 'code_departement_ban'];
+      const cell = (v: unknown) => (v === undefined ? '' : /[",\n]/.test(String(v)) ? `"${String(v).replace(/"/g, '""')}"` : String(v));
+      const csv = [cols.join(','), ...page.map((r) => cols.map((c) => cell(r[c])).join(','))].join('\n') + '\n';
       return void res.writeHead(200, { 'content-type': 'text/csv', ...(more ? { link: `<${next}>; rel=next` } : {}) }).end(csv);
     }
     const body = JSON.stringify({ total: rows.length, ...(more ? { next: next.toString() } : {}), results: page });
@@ -135,6 +142,32 @@ describe('data-fair client', () => {
     const lines = fs.readFileSync(r.path, 'utf8').trim().split('\n');
     expect(lines[0]).toBe('numero_dpe,etiquette_dpe,code_departement_ban');
     expect(lines.slice(1).map((l) => l.split(',')[0])).toEqual(IN_54.map((x) => x.numero_dpe));
+  });
+
+  it('asks for the parser\'s fields only (select=), and the CSV it gets, in the server\'s column order, parses', async () => {
+    const dataset = dpeDatasets('dpe03existant')[0];
+    expect(dataset.select).toEqual(DPE_API_FIELDS.dpe03existant);
+    const r = await fetchDepartement(opts({ format: 'csv', dataset, dest: path.join(dir, '54.csv') }));
+    expect(lineRequests[0].searchParams.get('select')).toBe(DPE_API_FIELDS.dpe03existant.join(','));
+    expect(lineRequests.slice(1).every((u) => u.searchParams.get('select') === lineRequests[0].searchParams.get('select'))).toBe(true);
+    const header = fs.readFileSync(r.path, 'utf8').split('\n')[0].split(',');
+    expect(header).not.toEqual(DPE_API_FIELDS.dpe03existant.filter((f) => header.includes(f))); // another order
+    expect(header).toContain('_geopoint');
+    const { instance, conn } = await openMemory({ threads: 1, memoryLimit: '512MB' });
+    try {
+      const staged = await stageDpeFiles(conn, [{ path: r.path, dataset: 'dpe03existant' }]);
+      expect(staged).toMatchObject({ rowsRead: IN_54.length, rows: IN_54.length });
+      const got = await all<Record<string, unknown>>(conn, 'SELECT dpe_id, classe_energie, surface_habitable, latitude, longitude FROM dpe_staged ORDER BY dpe_id');
+      // independently from the JSON rows served: "_geopoint" is "lat,lon"
+      const want = [...IN_54].sort((a, b) => String(a.numero_dpe).localeCompare(String(b.numero_dpe))).map((x) => {
+        const [lat, lon] = String(x._geopoint).split(',').map(Number);
+        return { dpe_id: x.numero_dpe, classe_energie: x.etiquette_dpe, surface_habitable: x.surface_habitable_logement ?? null, latitude: lat, longitude: lon };
+      });
+      expect(got).toEqual(want);
+    } finally {
+      conn.closeSync();
+      instance.closeSync();
+    }
   });
 
   it('does not retry a 404 (wrong dataset id)', async () => {

@@ -11,6 +11,8 @@ import { parseRetryAfter, readJson, writeJson } from '../../download';
 export interface DataFairDataset {
   id: string;
   departementField: string;
+  /** Fields asked for (`select=`): the ones the parser reads; every field when absent. */
+  select?: string[];
 }
 
 export interface DataFairFetchOptions {
@@ -23,7 +25,7 @@ export interface DataFairFetchOptions {
   format?: 'json' | 'csv';
   /** Rows per page (data-fair caps it at 10,000). */
   size?: number;
-  /** Fields to fetch (`select=`); all when absent. */
+  /** Fields to fetch (`select=`); default the dataset's `select`, every field when both are absent. */
   select?: string[];
   /** Re-download even when the dataset's update date is unchanged. */
   force?: boolean;
@@ -77,7 +79,8 @@ export function firstPageUrl(o: Pick<DataFairFetchOptions, 'baseUrl' | 'dataset'
   const url = new URL(`${o.baseUrl.replace(/\/$/, '')}/datasets/${encodeURIComponent(o.dataset.id)}/lines`);
   url.searchParams.set('qs', `${o.dataset.departementField}:"${o.departement}"`);
   url.searchParams.set('size', String(o.size ?? 10_000));
-  if (o.select?.length) url.searchParams.set('select', o.select.join(','));
+  const select = o.select ?? o.dataset.select;
+  if (select?.length) url.searchParams.set('select', select.join(','));
   if (o.format === 'csv') url.searchParams.set('format', 'csv');
   return url.toString();
 }

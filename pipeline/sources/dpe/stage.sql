@@ -1,45 +1,47 @@
--- DPE staging: the canonical raw text columns of any publication style (see columns.ts) → typed diagnostics.
--- Grain: one row per diagnostic (numero_dpe, or a content hash for legacy exports that carry no number).
--- Needs the lambert93_lat/lon macros (lib/lambert93.ts). Nothing is dropped silently: every doubtful value is
--- nulled and flagged, and the caller counts the flags as anomalies.
+-- DPE typing, row by row: the canonical raw text columns of any publication style (see columns.ts) → typed
+-- diagnostics, with their anomaly flags. The raw placeholder is one file's rows as the streaming template reads them
+-- (trimmed, empty and NA as NULL: no trim here, it cost a quarter of this query), the dataset placeholder the dataset
+-- it comes from. Needs the lambert93_lat/lon macros (lib/lambert93.ts). Nothing is dropped silently: every doubtful
+-- value is nulled and flagged, and the caller counts the flags as anomalies. Deduplication (one row per diagnostic) and
+-- replacement are parse.ts's, on the typed table: they need every file of the département.
 WITH raw AS (
-  SELECT * FROM {{raw}}
+  SELECT {{dataset}} AS source_dataset, * FROM {{raw}}
 ),
 
 typed AS (
   SELECT
     source_dataset,
-    nullif(trim(numero_dpe), '') AS numero_dpe,
-    coalesce(try_cast(trim(date_etablissement_dpe) AS DATE),
-             try_cast(try_strptime(trim(date_etablissement_dpe), '%d/%m/%Y') AS DATE)) AS date_etablissement_dpe,
-    nullif(upper(trim(etiquette_dpe)), '') AS etiquette_dpe_brute,
-    nullif(upper(trim(etiquette_ges)), '') AS etiquette_ges_brute,
-    try_cast(replace(trim(conso_m2), ',', '.') AS DOUBLE) AS conso_energie_kwh_m2_an,
-    try_cast(replace(trim(emission_m2), ',', '.') AS DOUBLE) AS emission_ges_kg_m2_an,
-    try_cast(replace(trim(surface), ',', '.') AS DOUBLE) AS surface_brute,
-    round(try_cast(replace(trim(annee_construction), ',', '.') AS DOUBLE))::INTEGER AS annee_brute,
-    nullif(trim(periode_construction), '') AS periode_construction,
-    lower(strip_accents(trim(type_batiment))) AS type_batiment_brut,
-    CASE WHEN regexp_matches(trim(code_insee), '^[0-9]{4}$') THEN '0' || trim(code_insee)
-         ELSE nullif(upper(trim(code_insee)), '') END AS code_insee,
-    CASE WHEN regexp_matches(trim(code_postal), '^[0-9]{4,5}$') THEN lpad(trim(code_postal), 5, '0') END AS code_postal,
-    CASE WHEN regexp_matches(trim(code_departement), '^[0-9]$') THEN '0' || trim(code_departement)
-         ELSE nullif(upper(trim(code_departement)), '') END AS code_departement_brut,
-    nullif(trim(identifiant_ban), '') AS identifiant_ban,
-    nullif(trim(adresse), '') AS address,
-    try_cast(replace(trim(x_l93), ',', '.') AS DOUBLE) AS x_l93,
-    try_cast(replace(trim(y_l93), ',', '.') AS DOUBLE) AS y_l93,
+    numero_dpe,
+    coalesce(try_cast(date_etablissement_dpe AS DATE),
+             try_cast(try_strptime(date_etablissement_dpe, '%d/%m/%Y') AS DATE)) AS date_etablissement_dpe,
+    upper(etiquette_dpe) AS etiquette_dpe_brute,
+    upper(etiquette_ges) AS etiquette_ges_brute,
+    try_cast(replace(conso_m2, ',', '.') AS DOUBLE) AS conso_energie_kwh_m2_an,
+    try_cast(replace(emission_m2, ',', '.') AS DOUBLE) AS emission_ges_kg_m2_an,
+    try_cast(replace(surface, ',', '.') AS DOUBLE) AS surface_brute,
+    round(try_cast(replace(annee_construction, ',', '.') AS DOUBLE))::INTEGER AS annee_brute,
+    periode_construction,
+    lower(strip_accents(type_batiment)) AS type_batiment_brut,
+    CASE WHEN regexp_matches(code_insee, '^[0-9]{4}$') THEN '0' || code_insee
+         ELSE upper(code_insee) END AS code_insee,
+    CASE WHEN regexp_matches(code_postal, '^[0-9]{4,5}$') THEN lpad(code_postal, 5, '0') END AS code_postal,
+    CASE WHEN regexp_matches(code_departement, '^[0-9]$') THEN '0' || code_departement
+         ELSE upper(code_departement) END AS code_departement_brut,
+    identifiant_ban,
+    adresse AS address,
+    try_cast(replace(x_l93, ',', '.') AS DOUBLE) AS x_l93,
+    try_cast(replace(y_l93, ',', '.') AS DOUBLE) AS y_l93,
     try_cast(split_part(geopoint, ',', 1) AS DOUBLE) AS geo_lat,
     try_cast(split_part(geopoint, ',', 2) AS DOUBLE) AS geo_lon,
-    try_cast(replace(trim(latitude), ',', '.') AS DOUBLE) AS wgs_lat,
-    try_cast(replace(trim(longitude), ',', '.') AS DOUBLE) AS wgs_lon,
-    nullif(trim(numero_dpe_remplace), '') AS numero_dpe_remplace,
-    nullif(trim(version_dpe), '') AS version_dpe,
-    nullif(trim(methode), '') AS methode,
-    nullif(trim(modele), '') AS modele,
-    nullif(split_part(trim(parcelles), '|', 1), '') AS id_parcelle,
+    try_cast(replace(latitude, ',', '.') AS DOUBLE) AS wgs_lat,
+    try_cast(replace(longitude, ',', '.') AS DOUBLE) AS wgs_lon,
+    numero_dpe_remplace,
+    version_dpe,
+    methode,
+    modele,
+    nullif(split_part(parcelles, '|', 1), '') AS id_parcelle,
     -- only rows without a number need an id made from their content
-    CASE WHEN nullif(trim(numero_dpe), '') IS NULL THEN
+    CASE WHEN numero_dpe IS NULL THEN
       md5(concat_ws('|', source_dataset, date_etablissement_dpe, etiquette_dpe, conso_m2, surface, code_insee, adresse,
                     x_l93, y_l93, geopoint, latitude, longitude, annee_construction)) END AS content_hash
   FROM raw
@@ -77,48 +79,23 @@ located AS (
   FROM cleaned
 ),
 
-identified AS (
-  SELECT *, numero_dpe AS dpe_id FROM located WHERE numero_dpe IS NOT NULL
-  UNION ALL
-  -- Legacy exports may carry no number: identical lines there can be distinct dwellings of one building, so
-  -- they are numbered, never merged.
-  SELECT *, 'sans-numero-' || content_hash || '-' || row_number() OVER (PARTITION BY content_hash) AS dpe_id
-  FROM located WHERE numero_dpe IS NULL
-),
-
-duplicated AS (
-  SELECT dpe_id, count(*) AS n FROM identified GROUP BY dpe_id HAVING count(*) > 1
-),
-
-deduplicated AS (
-  -- The same diagnostic twice (two pages, two files): the copy seen with the most recent date is kept. Only the
-  -- duplicated ids go through the window (a hash join finds them): the bulk of the rows is left alone.
-  SELECT i.*, 0 AS copies_dropped FROM identified i ANTI JOIN duplicated d USING (dpe_id)
-  UNION ALL
-  SELECT * FROM (
-    SELECT i.*, d.n - 1 AS copies_dropped FROM identified i JOIN duplicated d USING (dpe_id)
-    QUALIFY row_number() OVER (PARTITION BY i.dpe_id ORDER BY i.date_etablissement_dpe DESC NULLS LAST, i.source_dataset) = 1
-  )
-),
-
 final AS (
   SELECT
-    d.dpe_id, d.numero_dpe, d.source_dataset, d.date_etablissement_dpe,
+    -- rows without a number get theirs (from content_hash) once the file is loaded: see parse.ts
+    d.numero_dpe AS dpe_id, d.numero_dpe, d.source_dataset, d.date_etablissement_dpe,
     d.date_etablissement_dpe < DATE '2021-07-01' AS avant_reforme_2021,
     d.classe_energie, d.classe_ges, d.etiquette_dpe_brute, d.etiquette_ges_brute,
     d.conso_energie_kwh_m2_an, d.emission_ges_kg_m2_an, d.surface_habitable, d.annee_construction, d.periode_construction,
     d.type_batiment, d.code_insee, d.code_postal, d.code_departement, d.identifiant_ban, d.id_parcelle, d.address,
     d.latitude, d.longitude, d.coord_source, d.numero_dpe_remplace, d.version_dpe, d.methode, d.modele,
-    -- Replaced by a newer diagnostic of the same dwelling: kept for lookups, never counted in statistics.
-    d.numero_dpe IS NOT NULL AND d.numero_dpe IN (SELECT numero_dpe_remplace FROM deduplicated WHERE numero_dpe_remplace IS NOT NULL) AS est_remplace,
     -- Anomaly flags, counted by the caller.
     d.etiquette_dpe_brute IS NOT NULL AND d.classe_energie IS NULL AS anomalie_classe_hors_a_g,
     d.annee_brute IS NOT NULL AND d.annee_construction IS NULL AS anomalie_annee_absurde,
     d.surface_brute IS NOT NULL AND d.surface_habitable IS NULL AS anomalie_surface_absurde,
     d.date_etablissement_dpe IS NULL AS anomalie_date_invalide,
     d.latitude IS NULL AS anomalie_sans_coordonnees,
-    d.copies_dropped
-  FROM deduplicated AS d
+    d.content_hash
+  FROM located AS d
 )
 
 SELECT * FROM final
