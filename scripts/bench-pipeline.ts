@@ -20,6 +20,7 @@
 //
 // `--dpe-csv SIZE` (e.g. 5GB) runs the other benchmark instead: the streaming template on one DPE-shaped CSV of that
 // size (scripts/bench/dpe-csv.ts), generated in `--dir` (default: a folder under /work or the OS temp folder, removed after).
+// `--bdnb [--groups N] [--keep DIR]` runs the BDNB import benchmark instead (scripts/bench/bdnb-pipeline.ts).
 // `--dpe [--rows 13000000]` runs the DPE import benchmark: runSource over France-scale dpe03existant files in the
 // data-fair CSV format (scripts/bench/dpe-import.ts).
 import { spawn } from 'node:child_process';
@@ -371,8 +372,8 @@ function classify(sql: string): string {
   return '9 other (settings, views, reference geography)';
 }
 
-/** Times every statement sent through this process's DuckDB connections, grouped by `classify`. */
-function instrumentDuckDB(classifier: (sql: string) => string = classify): Record<string, { count: number; seconds: number; cpuSeconds: number }> {
+/** Times every statement sent through this process's DuckDB connections, grouped by `classifyStatement`. */
+export function instrumentDuckDB(classifyStatement: (sql: string) => string = classify): Record<string, { count: number; seconds: number; cpuSeconds: number }> {
   const stats: Record<string, { count: number; seconds: number; cpuSeconds: number }> = {};
   const cpu = () => {
     const r = process.resourceUsage();
@@ -390,7 +391,7 @@ function instrumentDuckDB(classifier: (sql: string) => string = classify): Recor
         return await original.apply(this, args);
       } finally {
         if (--depth === 0) {
-          const s = (stats[classifier(String(args[0]))] ??= { count: 0, seconds: 0, cpuSeconds: 0 });
+          const s = (stats[classifyStatement(String(args[0]))] ??= { count: 0, seconds: 0, cpuSeconds: 0 });
           s.count++;
           s.seconds += (performance.now() - t0) / 1000;
           s.cpuSeconds += cpu() - c0; // the process's CPU (DuckDB's threads included) while the statement ran
@@ -484,9 +485,10 @@ async function phaseMarts(dir: string): Promise<MartsPhase> {
   };
 }
 
-function runChild<T>(phase: string, args: Record<string, string>): Promise<T> {
+/** Runs `phase` in a child process of `script` (this one by default), which writes its result to the --result file. */
+export function runChild<T>(phase: string, args: Record<string, string>, script = SELF): Promise<T> {
   const resultFile = path.join(os.tmpdir(), `bench-pipeline-${process.pid}-${phase}.json`);
-  const argv = [...process.execArgv, SELF, '--phase', phase, '--result', resultFile, ...Object.entries(args).flatMap(([k, v]) => [`--${k}`, v])];
+  const argv = [...process.execArgv, script, '--phase', phase, '--result', resultFile, ...Object.entries(args).flatMap(([k, v]) => [`--${k}`, v])];
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, argv, { stdio: ['ignore', 'inherit', 'inherit'] });
     child.on('error', reject);
@@ -511,8 +513,8 @@ function parseArgs(argv: string[]): Record<string, string> {
   const out: Record<string, string> = {};
   for (let i = 0; i < argv.length; i++) {
     const m = /^--([\w-]+)$/.exec(argv[i]);
-    if (!m) throw new Error(`unexpected argument ${argv[i]} (usage: --rows N --keep DIR --repeat N --per-file --json FILE, or --dpe-csv SIZE [--dir DIR] [--json FILE], or --dpe [--rows N --keep DIR --gzip --json FILE])`);
-    if (m[1] === 'per-file' || m[1] === 'dpe' || m[1] === 'gzip') {
+    if (!m) throw new Error(`unexpected argument ${argv[i]} (usage: --rows N --keep DIR --repeat N --per-file --json FILE, or --dpe-csv SIZE [--dir DIR] [--json FILE], or --dpe [--rows N --keep DIR --gzip --json FILE], or --bdnb [--groups N] [--keep DIR])`);
+    if (m[1] === 'per-file' || m[1] === 'dpe' || m[1] === 'gzip' || m[1] === 'bdnb') {
       out[m[1]] = 'yes';
       continue;
     }
@@ -545,6 +547,8 @@ async function main() {
   }
 
   if (args['dpe-csv']) return dpeCsvBench(args);
+  // the BDNB import at France scale (scripts/bench/bdnb-pipeline.ts; imported lazily: it imports this module)
+  if (args.bdnb) return (await import('./bench/bdnb-pipeline')).bdnbPipelineBench(args);
   if (args.dpe) return dpeImportBench(args, runChild);
 
   const rows = Number(args.rows ?? 3_500_000);

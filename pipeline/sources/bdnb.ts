@@ -211,10 +211,16 @@ export async function stageBdnb(conn: DuckDBConnection, files: BdnbFiles): Promi
     'NULL::VARCHAR AS batiment_groupe_id, NULL::INTEGER AS nb_mutation, NULL::DOUBLE AS prix_m2_local_median'))}`);
   await run(conn, `CREATE OR REPLACE TEMP TABLE bdnb_parcelles_raw AS ${await source('rel_batiment_groupe_parcelle', none(
     'NULL::VARCHAR AS batiment_groupe_id, NULL::VARCHAR AS parcelle_id, NULL::BOOLEAN AS parcelle_principale'))}`);
-  await run(conn, readSql('batiments.sql').replace('{{centroid.sql}}', () => readSql('centroid.sql')));
+  // statement by statement (same effect as one call; a benchmark can then time each step)
+  for (const statement of splitStatements(readSql('batiments.sql').replace('{{centroid.sql}}', () => readSql('centroid.sql')))) await run(conn, statement);
   const [counts] = await all<Record<string, number>>(conn, readSql('anomalies.sql'));
   const { rows_read: rowsRead, ...anomalies } = counts;
   return { rowsRead, anomalies, missingColumns };
+}
+
+/** The statements of a SQL script (each ends with `;` at the end of a line; comment-only chunks dropped). */
+function splitStatements(sql: string): string[] {
+  return sql.split(/;[ \t]*\n/).filter((s) => s.replace(/--.*$/gm, '').trim() !== '');
 }
 
 /** The tables of an imported part: next to its fetched batiment_groupe.csv (unzipped layout), or in the ZIP it came from. */

@@ -1,35 +1,63 @@
-// BDNB staging throughput on a synthetic département: `npx tsx scripts/bench/bdnb-staging.ts [groups]` (default one
-// million) writes batiment_groupe (5-vertex footprints in GDAL's WKT), ffo_bat and the parcel relation to
-// os.tmpdir()/bdnb-bench-<groups>/ (kept for the next run), then times stageBdnb (header mapping, typed staging,
-// centroids, Lambert-93 → WGS84, joins) and the Parquet write, with the process's CPU time (DuckDB's threads included).
+// BDNB staging cost per step on one synthetic département: `npx tsx scripts/bench/bdnb-staging.ts [groups] [dep]`
+// (default one million groups of the Nord) writes its archive with scripts/bench/bdnb-generate.ts to
+// os.tmpdir()/bdnb-staging-<dep>-<groups>/ (kept for the next run), extracts the tables, then times `stageBdnb` and the
+// Parquet write statement by statement, each with the process's CPU time (DuckDB's threads included): the figures
+// that tell which step to optimise, without the fixed costs per archive of the full benchmark (bdnb-pipeline.ts).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { all, openMemory, run } from '../../lib/duck';
-import { stageBdnb } from '../../pipeline/sources/bdnb';
+import { DuckDBConnection } from '@duckdb/node-api';
+import { lit, openMemory, run } from '../../lib/duck';
+import { bdnbTableFiles, stageBdnb } from '../../pipeline/sources/bdnb';
+import { metropolitanProfiles, standaloneSitesSql, writeDepArchive } from './bdnb-generate';
+
 const N = Number(process.argv[2] ?? 1_000_000);
-const dir = path.join(os.tmpdir(), `bdnb-bench-${N}`);
-fs.mkdirSync(dir, { recursive: true });
-const { conn } = await openMemory({ threads: 2, memoryLimit: '3GB' });
-let t = Date.now();
-const g = path.join(dir, 'batiment_groupe.csv');
-if (!fs.existsSync(g)) {
-  await run(conn, `COPY (SELECT 'bdnb-bg-' || lpad(i::VARCHAR, 12, '0') AS batiment_groupe_id, '75' AS code_departement_insee, '75111' AS code_commune_insee,
-    'Paris 11e' AS libelle_commune_insee, 150 AS s_geom_groupe, 'f' AS contient_fictive_geom_groupe,
-    'MULTIPOLYGON (((' || x || ' ' || y || ',' || (x + 12.5) || ' ' || y || ',' || (x + 12.5) || ' ' || (y + 9.25) || ',' || (x + 6) || ' ' || (y + 11) || ',' || x || ' ' || (y + 9.25) || ',' || x || ' ' || y || ')))' AS geom_groupe
-    FROM (SELECT i, 600000 + (i % 2000) * 20.5 AS x, 6800000 + (i // 2000) * 20.25 AS y FROM range(${N}) t(i))) TO '${g}' (HEADER, DELIMITER ',')`);
-  await run(conn, `COPY (SELECT 'bdnb-bg-' || lpad(i::VARCHAR, 12, '0') AS batiment_groupe_id, '75' AS code_departement_insee, 1800 + i % 220 AS annee_construction,
-    'Résidentiel collectif' AS usage_niveau_1_txt, 12 AS nb_log, 5 AS nb_niveau, 'PIERRE' AS mat_mur_txt, 'ZINC ALUMINIUM' AS mat_toit_txt FROM range(${N}) t(i)) TO '${path.join(dir, 'batiment_groupe_ffo_bat.csv')}' (HEADER, DELIMITER ',')`);
-  await run(conn, `COPY (SELECT 'bdnb-bg-' || lpad(i::VARCHAR, 12, '0') AS batiment_groupe_id, '75' AS code_departement_insee, '75111000AB' || lpad((i % 10000)::VARCHAR, 4, '0') AS parcelle_id, 't' AS parcelle_principale FROM range(${N}) t(i)) TO '${path.join(dir, 'rel_batiment_groupe_parcelle.csv')}' (HEADER, DELIMITER ',')`);
-  console.log('generated', (Date.now() - t) / 1000, 's', (fs.statSync(g).size / 1e6).toFixed(0), 'MB');
+const DEP = process.argv[3] ?? '59';
+const dir = path.join(os.tmpdir(), `bdnb-staging-${DEP}-${N}`);
+const { instance, conn } = await openMemory({ threads: 2, memoryLimit: '3GB' });
+const profile = metropolitanProfiles().find((p) => p.dep === DEP);
+if (!profile) throw new Error(`unknown département ${DEP}`);
+let archive = fs.existsSync(dir) ? fs.readdirSync(dir, { recursive: true, encoding: 'utf8' }).find((f) => f.endsWith('.zip')) : undefined;
+if (!archive) {
+  const t = performance.now();
+  await run(conn, `CREATE OR REPLACE TEMP TABLE bdnb_sites AS ${standaloneSitesSql(profile, N, 0, 2025)}`);
+  const a = await writeDepArchive(conn, dir, DEP, 2025);
+  archive = path.relative(dir, a.archive);
+  console.log(`generated in ${((performance.now() - t) / 1000).toFixed(1)} s: ${(a.csvBytes / 1e6).toFixed(0)} MB of CSV, ${(a.bytes / 1e6).toFixed(0)} MB zipped`);
 }
-t = Date.now();
-const cpu0 = process.cpuUsage();
-const s = await stageBdnb(conn, { batiment_groupe: g, batiment_groupe_ffo_bat: path.join(dir, 'batiment_groupe_ffo_bat.csv'), rel_batiment_groupe_parcelle: path.join(dir, 'rel_batiment_groupe_parcelle.csv') });
-const st = (Date.now() - t) / 1000;
-t = Date.now();
-await run(conn, `COPY (SELECT * FROM bdnb_batiments) TO '${path.join(dir, 'out.parquet')}' (FORMAT parquet, COMPRESSION zstd)`);
-const wt = (Date.now() - t) / 1000;
-const cpu = process.cpuUsage(cpu0);
-console.log(JSON.stringify({ cpu_s: (cpu.user + cpu.system) / 1e6, N, stage_s: st, write_s: wt, groups_per_s: Math.round(N / (st + wt)), rss_mb: Math.round(process.memoryUsage().rss / 1e6), anomalies: s.anomalies }));
-console.log(await all(conn, 'select count(latitude) placed, min(latitude), max(latitude) from bdnb_batiments'));
+const work = path.join(dir, 'work');
+fs.rmSync(work, { recursive: true, force: true });
+const files = await bdnbTableFiles(path.join(dir, archive), work);
+
+const cpu = () => {
+  const r = process.resourceUsage();
+  return (r.userCPUTime + r.systemCPUTime) / 1e6;
+};
+const steps: Array<{ step: string; wall: number; cpu: number }> = [];
+const proto = DuckDBConnection.prototype as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
+let depth = 0;
+for (const method of ['run', 'runAndReadAll']) {
+  const original = proto[method];
+  proto[method] = async function (this: unknown, ...args: unknown[]) {
+    const [t0, c0] = [performance.now(), cpu()];
+    depth++;
+    try {
+      return await original.apply(this, args);
+    } finally {
+      if (--depth === 0) {
+        const sql = String(args[0]);
+        const step = /TEMP\s+(?:TABLE|VIEW)\s+(\w+)/i.exec(sql)?.[1] ?? (/^\s*COPY/i.test(sql) ? 'COPY parquet' : /rows_read/.test(sql) ? 'anomalies' : sql.trim().slice(0, 30));
+        steps.push({ step, wall: (performance.now() - t0) / 1000, cpu: cpu() - c0 });
+      }
+    }
+  };
+}
+const [t0, c0] = [performance.now(), cpu()];
+const staged = await stageBdnb(conn, files);
+await run(conn, `COPY (SELECT * FROM bdnb_batiments) TO ${lit(path.join(work, 'out.parquet'))} (FORMAT parquet, COMPRESSION zstd)`);
+const [wall, cpuS] = [(performance.now() - t0) / 1000, cpu() - c0];
+for (const s of steps.filter((x) => x.wall > 0.05)) console.log(`${s.step.padEnd(32)} wall ${s.wall.toFixed(2).padStart(6)} s  cpu ${s.cpu.toFixed(2).padStart(6)} s`);
+console.log(JSON.stringify({ groups: N, dep: DEP, wall_s: +wall.toFixed(2), cpu_s: +cpuS.toFixed(2), cpu_s_per_million: +((cpuS * 1e6) / N).toFixed(2), load: os.loadavg()[0], rss_mb: Math.round(process.resourceUsage().maxRSS / 1024), anomalies: staged.anomalies }));
+conn.closeSync();
+instance.closeSync();
+fs.rmSync(work, { recursive: true, force: true });

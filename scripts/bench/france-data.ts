@@ -1,5 +1,5 @@
 // France-scale dataset for the API benchmark (`npm run bench`), also runnable alone:
-//   npx tsx scripts/bench/france-data.ts [--sales 20000000] [--data-dir data-bench] [--seed 20240] [--rebuild source|lake|income|dpe|sirene|marts]
+//   npx tsx scripts/bench/france-data.ts [--sales 20000000] [--data-dir data-bench] [--seed 20240] [--rebuild source|lake|income|dpe|sirene|bdnb|marts]
 //
 // 1. Generates synthetic geo-DVF files for 2020–2025 in the real tree (<data-dir>/source/{annee}/departements/{dep}.csv.gz)
 //    with the generator of scripts/bench-pipeline.ts (same départements, shares and line mix; one seed per year).
@@ -8,7 +8,7 @@
 // 3. Generates a Filosofi commune file and the four ANIL rent files (real formats) for every commune of the reference
 //    geography into <data-dir>/income-source and imports them with `runSource` (step "income", after the DVF lake).
 // 4. Sources generated from the lake after it (LAKE_STEPS: DPE in scripts/bench/france-dpe.ts, SIRENE in
-//    france-sirene.ts), in their real formats, imported with `runSource` offline; each chained into the marts' hash.
+//    france-sirene.ts, BDNB in france-bdnb.ts), in their real formats, imported with `runSource` offline; each chained into the marts' hash.
 // 5. Builds the marts and the serving database into <data-dir>/marts and <data-dir>/serving, then the valuation
 //    calibration: the pipeline's after-import step (`afterImport`).
 // Each step is recorded in <data-dir>/bench-stamp.json and skipped when its inputs did not change: the source files
@@ -29,6 +29,7 @@ import { runSource } from '../../pipeline/run';
 import { anilCsv, DEMO_ANIL_YEAR, DEMO_FILOSOFI_YEAR, filosofiCsv, SEGMENTS } from '../../pipeline/demo/generate-income';
 import { DVF_DEPARTEMENTS } from '../../pipeline/sources/dvf';
 import { allocateRows, departementSql, depProfiles, GEO_DVF_HEADER, mutationsProvisioned } from '../bench-pipeline';
+import { buildFranceBdnb, franceBdnbHash } from './france-bdnb';
 import { dpeStep } from './france-dpe';
 import { sireneStep } from './france-sirene';
 
@@ -56,7 +57,21 @@ export interface LakeStep {
   build(ctx: { dataDir: string; dir: string; sales: number; seed: number; log: (m: string) => void }): Promise<{ figures: Record<string, number>; summary: string }>;
 }
 
-export const LAKE_STEPS: LakeStep[] = [dpeStep, sireneStep];
+/** BDNB consistent with the sales (scripts/bench/france-bdnb.ts: parcels linked, renumbered or without a building). */
+const bdnbStep: LakeStep = {
+  name: 'bdnb',
+  source: 'bdnb',
+  inputs: () => franceBdnbHash(''),
+  async build({ dataDir, log }) {
+    const r = await buildFranceBdnb({ dataDir, log });
+    return {
+      figures: { 'building groups': r.groups, 'unsold stock groups': r.stockGroups, archives: r.departements },
+      summary: `${r.groups.toLocaleString('en-US')} groups in ${r.departements} archives (parcels linked ${r.parcels.linked}, renumbered ${r.parcels.renumbered}, none ${r.parcels.none})`,
+    };
+  },
+};
+
+export const LAKE_STEPS: LakeStep[] = [dpeStep, sireneStep, bdnbStep];
 const STEP_NAMES = ['source', 'lake', 'income', ...LAKE_STEPS.map((s) => s.name), 'marts'];
 
 export interface FranceDataOptions {

@@ -3,7 +3,7 @@
 import { z } from '../../params';
 import { round2 } from '../../params';
 import { defineEndpoint } from '../../platform';
-import { CLASSES, classStatsSchema, dpeLocation, dpeLocationFields, type Classe } from './common';
+import { CLASSES, classStatsSchema, dpeLocationFields, dpeZone, noticeOf, type Classe } from './common';
 
 const query = z.object(dpeLocationFields);
 const GAPS = ['A', 'B', 'F', 'G'] as const;
@@ -43,28 +43,29 @@ export const dpeCommuneStats = defineEndpoint({
   response,
   credits: 5,
   errors: ['missing_location', 'unsupported_location'],
-  prepare({ query: q }) {
-    const location = dpeLocation(q);
-    return { where: location.where, params: location.params, notices: location.notices };
-  },
+  prepare: ({ query: q }) => dpeZone(q),
   async handler(p, { ctx }) {
     const communes = await ctx.db.query<CommuneRow>(`select * from dpe_communes where ${p.where} order by code_commune_actuel`, p.params);
-    const codes = communes.map((c) => c.code_commune_actuel);
-    const classes = codes.length
+    // The per-class rows of the same communes, by the same zone condition (a département lists hundreds of communes).
+    const classes = communes.length
       ? await ctx.db.query<{ code_commune_actuel: string; classe_energie: Classe; nb: number; prix_m2_median: number; prix_m2_p25: number; prix_m2_p75: number }>(
-          `select * from dpe_communes_classes where code_commune_actuel in (${codes.map((_, i) => `$c${i}`).join(', ')})`,
-          Object.fromEntries(codes.map((c, i) => [`c${i}`, c])))
+          `select k.* from dpe_communes_classes k join dpe_communes using (code_commune_actuel) where ${p.where}`, p.params)
       : [];
+    const byCommune = new Map<string, Map<Classe, (typeof classes)[number]>>();
+    for (const k of classes) {
+      if (!byCommune.has(k.code_commune_actuel)) byCommune.set(k.code_commune_actuel, new Map());
+      byCommune.get(k.code_commune_actuel)!.set(k.classe_energie, k);
+    }
     const results = communes.map((c) => ({
       commune: c.commune ?? c.code_commune_actuel, code_commune: c.code_commune_actuel, code_postal: c.code_postal, code_departement: c.code_departement,
       nb_transactions_avec_dpe: c.nb_transactions_avec_dpe,
       prix_m2_par_classe: Object.fromEntries(CLASSES.map((k) => {
-        const r = classes.find((x) => x.code_commune_actuel === c.code_commune_actuel && x.classe_energie === k);
+        const r = byCommune.get(c.code_commune_actuel)?.get(k);
         return [k, { nb: r?.nb ?? 0, prix_m2_median: round2(r?.prix_m2_median ?? null), prix_m2_p25: round2(r?.prix_m2_p25 ?? null), prix_m2_p75: round2(r?.prix_m2_p75 ?? null) }];
       })) as z.input<typeof response>['results'][number]['prix_m2_par_classe'],
       prime_verte: { A_vs_D: r4(c.prime_verte_a_vs_d), B_vs_D: r4(c.prime_verte_b_vs_d), F_vs_D: r4(c.prime_verte_f_vs_d), G_vs_D: r4(c.prime_verte_g_vs_d) },
       nb_passoires_3ans: c.nb_passoires_3ans, pct_passoires_3ans: r4(c.pct_passoires_3ans), computed_at: c.computed_at,
     }));
-    return { results, ...(p.notices.length ? { notice: p.notices.join(' ') } : {}) };
+    return { results, ...noticeOf(p.notices) };
   },
 });

@@ -3,7 +3,7 @@
 import { ApiError } from '../../errors';
 import { round2, z } from '../../params';
 import { defineEndpoint } from '../../platform';
-import { dpeLocation, dpeLocationFields, martWhere, typeLocal2 } from './common';
+import { dpeLocationFields, dpeZone, noticeOf, typeLocal2 } from './common';
 
 const FIRST_YEAR = 2018;
 const MIN_GROUP = 10;
@@ -54,8 +54,8 @@ export const dpeEvolutionPrimeVerte = defineEndpoint({
   errors: ['missing_location', 'unsupported_location'],
   prepare({ query: q }) {
     if (q.code_departement !== undefined) throw new ApiError('unsupported_location', 'code_departement is not accepted by evolution-prime-verte: give code_postal or commune');
-    const location = dpeLocation(q, ['code_postal', 'commune']);
-    return { ...martWhere(location, q.type_local, [`annee >= ${FIRST_YEAR}`]), notices: location.notices, filters: { code_postal: location.echo.code_postal, commune: location.echo.commune, type_local: q.type_local ?? null } };
+    const z = dpeZone(q, { accept: ['code_postal', 'commune'], typeLocal: q.type_local, where: [`annee >= ${FIRST_YEAR}`] });
+    return { ...z, filters: { code_postal: z.zone.code_postal, commune: z.zone.commune, type_local: q.type_local ?? null } };
   },
   async handler(p, { ctx }) {
     const rows = await ctx.db.query<{ annee: number; nb_ab: number; med_ab: number | null; nb_fg: number; med_fg: number | null; pre: boolean }>(
@@ -74,7 +74,7 @@ export const dpeEvolutionPrimeVerte = defineEndpoint({
       series, trend,
       methodology: `Clean house and flat sales matched to a diagnostic (rules of /v1/dpe/prix-par-classe); per year, median €/m² of classes A+B and F+G; years with fewer than ${MIN_GROUP} sales in either group are left out. Before July 2021 diagnostics follow the former method (${PRE_REFORM}).`,
       filters: p.filters,
-      ...(p.notices.length ? { notice: p.notices.join(' ') } : {}),
+      ...noticeOf(p.notices),
     };
   },
 });

@@ -2,7 +2,7 @@
 // matched to a diagnostic (dpe_ventes), from 2022, per dwelling type and per year.
 import { round2, z } from '../../params';
 import { defineEndpoint } from '../../platform';
-import { dpeLocation, dpeLocationFields, martWhere, pct, typeLocal2, zoneEcho } from './common';
+import { dpeLocationFields, dpeZone, noticeOf, pct, typeLocal2 } from './common';
 
 const FIRST_YEAR = 2022;
 const query = z.object({ ...dpeLocationFields, type_local: typeLocal2 });
@@ -29,9 +29,8 @@ export const dpePassoires = defineEndpoint({
   credits: 10,
   errors: ['missing_location', 'unsupported_location'],
   prepare({ query: q }) {
-    const location = dpeLocation(q);
-    const m = martWhere(location, q.type_local, [`annee >= ${FIRST_YEAR}`, 'classe_energie is not null']);
-    return { ...m, notices: location.notices, filters: { ...zoneEcho(location), type_local: q.type_local ?? null } };
+    const z = dpeZone(q, { typeLocal: q.type_local, where: [`annee >= ${FIRST_YEAR}`, 'classe_energie is not null'] });
+    return { ...z, filters: { ...z.zone, type_local: q.type_local ?? null } };
   },
   async handler(p, { ctx }) {
     const rows = await ctx.db.query<{ annee: number; type_local: string; n: number; fg: number }>(
@@ -47,7 +46,7 @@ export const dpePassoires = defineEndpoint({
       par_type: { Appartement: byType('Appartement'), Maison: byType('Maison') },
       par_annee: years.map((y) => ({ annee: y, nb_passoires: sum((r) => r.annee === y, 'fg'), pct_passoires: round2(pct(sum((r) => r.annee === y, 'fg'), sum((r) => r.annee === y, 'n'))) })),
       filters: p.filters,
-      ...(p.notices.length ? { notice: p.notices.join(' ') } : {}),
+      ...noticeOf(p.notices),
     };
   },
 });

@@ -3,7 +3,7 @@
 import { ApiError } from '../../errors';
 import { round2, z } from '../../params';
 import { defineEndpoint } from '../../platform';
-import { CLASSES, classStats, dpeLocation, dpeLocationFields, martWhere, typeLocal2, type Classe } from './common';
+import { CLASSES, classStats, dpeLocationFields, dpeZone, noticeOf, typeLocal2, type Classe } from './common';
 
 const query = z.object({ ...dpeLocationFields, type_local: typeLocal2 });
 
@@ -45,17 +45,14 @@ export const dpePremium = defineEndpoint({
       if (q.code_departement !== undefined) throw new ApiError('unsupported_location', 'code_departement alone is not supported by dpe-premium: give code_postal or commune');
       if (q.latitude === undefined && q.longitude === undefined) throw new ApiError('missing_location', 'code_postal or commune is required');
     }
-    const location = dpeLocation(q, ['code_postal', 'commune', 'code_departement']);
-    return {
-      ...martWhere(location, q.type_local), notices: location.notices,
-      filters: { code_postal: location.echo.code_postal, commune: location.echo.commune, type_local: q.type_local ?? null },
-    };
+    const z = dpeZone(q, { typeLocal: q.type_local });
+    return { ...z, filters: { code_postal: z.zone.code_postal, commune: z.zone.commune, type_local: q.type_local ?? null } };
   },
   async handler(p, call) {
     const stats = await classStats(call, 'dpe_ventes_200m', p.where, p.params);
     const [{ n, overall }] = await call.ctx.db.query<{ n: number; overall: number | null }>(
       `select count(*) as n, median(prix_m2) as overall from dpe_ventes_200m where ${p.where}`, p.params);
-    const notice = p.notices.length ? { notice: p.notices.join(' ') } : {};
+    const notice = noticeOf(p.notices);
     if (!n || overall === null) {
       return { classes: null, summary: 'No sale of the zone could be crossed with an energy diagnostic within 200 m.', methodology: METHODOLOGY, filters: p.filters, ...notice };
     }

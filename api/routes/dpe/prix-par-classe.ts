@@ -2,7 +2,7 @@
 // class of their matched diagnostic (dpe_ventes), the coverage of the matching, and the gap of each class to class D.
 import { numberParam, round2, z } from '../../params';
 import { defineEndpoint } from '../../platform';
-import { CLASSES, classStats, classStatsSchema, dpeLocation, dpeLocationFields, gapVsD, martWhere, MIN_CLASS_SALES, typeLocal2, type Classe, zoneEcho } from './common';
+import { CLASSES, classStats, classStatsSchema, dpeLocationFields, dpeZone, gapVsD, MIN_CLASS_SALES, noticeOf, typeLocal2, type Classe } from './common';
 
 const query = z.object({
   ...dpeLocationFields,
@@ -42,22 +42,19 @@ export const dpePrixParClasse = defineEndpoint({
   cacheTtlSeconds: 24 * 3600,
   errors: ['missing_location', 'unsupported_location'],
   prepare({ query: q }) {
-    const location = dpeLocation(q);
-    const extra = q.annee_min !== undefined ? ['annee >= $annee_min'] : [];
-    const zone = martWhere(location, undefined, extra);
-    if (q.annee_min !== undefined) zone.params.annee_min = q.annee_min;
-    return {
-      zone, types: q.type_local ? [q.type_local] : ['Maison', 'Appartement'], notices: location.notices,
-      filters: { ...zoneEcho(location), type_local: q.type_local ?? null, annee_min: q.annee_min ?? null },
-    };
+    // Both types by default: the count of clean sales below must not take the other kinds of property.
+    const types = q.type_local ? [q.type_local] : ['Maison', 'Appartement'];
+    const z = dpeZone(q, {
+      where: [...(q.annee_min !== undefined ? ['annee >= $annee_min'] : []), `type_local in (${types.map((_, i) => `$t${i}`).join(', ')})`],
+      params: { ...(q.annee_min !== undefined && { annee_min: q.annee_min }), ...Object.fromEntries(types.map((t, i) => [`t${i}`, t])) },
+    });
+    return { ...z, filters: { ...z.zone, type_local: q.type_local ?? null, annee_min: q.annee_min ?? null } };
   },
   async handler(p, call) {
     // Both counts over the same zone, years and types: the sales the matching considered, and those it matched.
-    const types = `type_local in (${p.types.map((_, i) => `$t${i}`).join(', ')})`;
-    const params = { ...p.zone.params, ...Object.fromEntries(p.types.map((t, i) => [`t${i}`, t])) };
-    const stats = await classStats(call, 'dpe_ventes', `${p.zone.where} and ${types}`, params);
+    const stats = await classStats(call, 'dpe_ventes', p.where, p.params);
     const [{ n }] = await call.ctx.db.query<{ n: number }>(
-      `select count(*) as n from ventes where ${p.zone.where} and ${types} and not is_bulk_sale and not is_outlier and not is_vefa`, params);
+      `select count(*) as n from ventes where ${p.where} and not is_bulk_sale and not is_outlier and not is_vefa`, p.params);
     const avec = CLASSES.reduce((a, c) => a + stats.get(c)!.nb, 0);
     const par_classe = Object.fromEntries(CLASSES.map((c) => {
       const s = stats.get(c)!;
@@ -71,7 +68,7 @@ export const dpePrixParClasse = defineEndpoint({
       par_classe, prime_verte,
       methodology: `${METHODOLOGY_MATCH} Prices per m²: sale price over built surface; quartiles interpolated. prime_verte: median of the class over median of class D, minus 1.`,
       filters: p.filters,
-      ...(p.notices.length ? { notice: p.notices.join(' ') } : {}),
+      ...noticeOf(p.notices),
     };
   },
 });

@@ -2,7 +2,7 @@
 // diagnostics and classes outside A–G left out).
 import { dateParam, enumParam, round2, z } from '../../params';
 import { defineEndpoint } from '../../platform';
-import { CLASSES, dpeLocation, dpeLocationFields, zoneEcho } from './common';
+import { CLASSES, dpeLocationFields, dpeZone, noticeOf } from './common';
 
 const query = z.object({
   ...dpeLocationFields,
@@ -38,22 +38,18 @@ export const dpeStats = defineEndpoint({
   cacheTtlSeconds: 24 * 3600,
   errors: ['missing_location', 'unsupported_location'],
   prepare({ query: q }) {
-    const location = dpeLocation(q);
-    return {
-      where: location.where, params: location.params, notices: location.notices, type_batiment: q.type_batiment ?? null, date_debut: q.date_debut ?? null,
-      filters: { ...zoneEcho(location), type_batiment: q.type_batiment ?? null, date_debut: q.date_debut ?? null },
-    };
+    const where = ['not est_remplace', 'classe_energie is not null'];
+    if (q.type_batiment) where.push('type_batiment = $type_batiment');
+    if (q.date_debut) where.push('date_etablissement_dpe >= $date_debut::DATE');
+    const z = dpeZone(q, { where, params: { ...(q.type_batiment && { type_batiment: q.type_batiment }), ...(q.date_debut && { date_debut: q.date_debut }) } });
+    return { ...z, filters: { ...z.zone, type_batiment: q.type_batiment ?? null, date_debut: q.date_debut ?? null } };
   },
   async handler(p, { ctx }) {
-    const where = [p.where, 'not est_remplace', 'classe_energie is not null'];
-    const params = { ...p.params };
-    if (p.type_batiment) where.push('type_batiment = $type_batiment'), (params.type_batiment = p.type_batiment);
-    if (p.date_debut) where.push('date_etablissement_dpe >= $date_debut::DATE'), (params.date_debut = p.date_debut);
     const rows = await ctx.db.query<{ classe: string; n: number }>(
-      `select classe_energie as classe, count(*) as n from dpe_diagnostics where ${where.join(' and ')} group by 1`, params);
+      `select classe_energie as classe, count(*) as n from dpe_diagnostics where ${p.where} group by 1`, p.params);
     const counts = Object.fromEntries(CLASSES.map((c) => [c, rows.find((r) => r.classe === c)?.n ?? 0])) as Record<(typeof CLASSES)[number], number>;
     const count = Object.values(counts).reduce((a, b) => a + b, 0);
     const pct = Object.fromEntries(CLASSES.map((c) => [c, count ? round2((counts[c] / count) * 100) : 0])) as Record<(typeof CLASSES)[number], number>;
-    return { count, distribution: counts, pct, filters: p.filters, ...(p.notices.length ? { notice: p.notices.join(' ') } : {}) };
+    return { count, distribution: counts, pct, filters: p.filters, ...noticeOf(p.notices) };
   },
 });

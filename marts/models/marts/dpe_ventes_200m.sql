@@ -6,10 +6,13 @@
 -- check: accepted_values(classe_energie, 'A', 'B', 'C', 'D', 'E', 'F', 'G')
 -- check: expression(distance_m <= 200)
 -- The looser crossing of GET /v1/stats/dpe-premium (specification): the nearest diagnostic (not replaced, class A–G)
--- within 200 m in the same département, whatever its date or dwelling. Nearest-neighbour search in two grid passes
--- (see dpe_ventes.sql for the grid): 75 m cells find it when it lies within 57 m, which settles dense areas with few
--- pairs; the other sales look in 250 m cells (complete to 232 m). The flats of a building share one address point, so
--- the nearest point is searched, then its diagnostic established closest to the sale.
+-- within 200 m in the same département, whatever its date or dwelling. Sales share points (geo-DVF places a sale at
+-- its parcel: a building's flats, the resales of a house) and so do diagnostics (a building's flats share their BAN
+-- address point), so the nearest-neighbour search runs once per distinct sale point against the distinct diagnostic
+-- points, then each sale takes, at its nearest point, the diagnostic established closest to it. The search buckets
+-- points in grids of cells at least as wide as its radius (rules in dpe_ventes.sql) and compares a point with the
+-- 3 × 3 block of cells around it, never a cross join: first cells of 52 m, where a point found within 50 m is the
+-- nearest (any nearer one is in the same block); the sale points left then search cells of 205 m.
 with sales as (
     select id, date_mutation, annee, type_local, prix_m2, latitude, longitude, code_postal, code_commune_actuel, commune, code_departement
     from {{ ref('ventes') }}
@@ -23,77 +26,78 @@ diagnostics as (
     where not est_remplace and classe_energie is not null and latitude is not null and longitude is not null
 ),
 
-points as (
-    -- the flats of a building share their BAN address point: the nearest point is searched first, then its diagnostic
-    select row_number() over (order by code_departement, latitude, longitude)::varchar as point_id, latitude, longitude, code_departement
-    from (select distinct latitude, longitude, code_departement from diagnostics)
-),
-
-cells as (
-    -- each point's cell in the 75 m grid (f75) and in the 250 m grid (f250)
-    select 'sale' as side, id as key, latitude, longitude, code_departement,
-        floor(latitude * 111320 / 75)::bigint as gy75,
-        floor(longitude * 111320 * cos(radians((floor(latitude * 111320 / 75) + 0.5) * 75 / 111320)) / 75)::bigint as gx75,
-        floor(latitude * 111320 / 250)::bigint as gy250,
-        floor(longitude * 111320 * cos(radians((floor(latitude * 111320 / 250) + 0.5) * 250 / 111320)) / 250)::bigint as gx250
+sale_points as materialized (
+    -- lon_tol: half the width, in degrees of longitude, of a 200 m square around the point (a cheap test before the
+    -- haversine; 1 % margin)
+    select latitude, longitude, code_departement, 202 / (111195 * cos(radians(latitude))) as lon_tol
     from sales
-    union all
-    select 'dpe', point_id, latitude, longitude, code_departement,
-        floor(latitude * 111320 / 75)::bigint,
-        floor(longitude * 111320 * cos(radians((floor(latitude * 111320 / 75) + 0.5) * 75 / 111320)) / 75)::bigint,
-        floor(latitude * 111320 / 250)::bigint,
-        floor(longitude * 111320 * cos(radians((floor(latitude * 111320 / 250) + 0.5) * 250 / 111320)) / 250)::bigint
-    from points
+    group by all
 ),
 
-sale_cells as (
-    select c.key as id, c.latitude, c.longitude, c.code_departement, c.gx75 + dx as cx75, c.gy75 + dy as cy75,
-        c.gx250 + dx as cx250, c.gy250 + dy as cy250
-    from cells c, (values (-1), (0), (1)) as a(dx), (values (-1), (0), (1)) as b(dy)
-    where c.side = 'sale'
+diag_points as materialized (
+    select latitude, longitude, code_departement,
+        floor(latitude / 0.00047)::bigint as cy, floor(longitude / 0.00075)::bigint as cx,
+        floor(latitude / 0.00185)::bigint as fy, floor(longitude / 0.00295)::bigint as fx
+    from diagnostics
+    group by all
 ),
 
-dpe_cells as (
-    select * from cells where side = 'dpe'
-),
-
-near as (
-    -- pass 1: the nearest within 57 m, from the 75 m cells
-    select s.id, d.key as point_id,
-        haversine_m(s.latitude, s.longitude, d.latitude, d.longitude) as distance_m
-    from sale_cells s
-    join dpe_cells d on d.gx75 = s.cx75 and d.gy75 = s.cy75 and d.code_departement = s.code_departement
-),
-
-near_best as (
-    select id, point_id, distance_m from near where distance_m <= 57
+near as materialized (
+    -- pass 1: the nearest point within 50 m, from the 52 m cells
+    select s_lat, s_lon, code_departement, min(distance_m) as distance_m,
+        arg_min(d_lat, (distance_m, d_lat, d_lon)) as d_lat, arg_min(d_lon, (distance_m, d_lat, d_lon)) as d_lon
+    from (
+        select s.latitude as s_lat, s.longitude as s_lon, s.code_departement, d.latitude as d_lat, d.longitude as d_lon,
+            haversine_m(s.latitude, s.longitude, d.latitude, d.longitude) as distance_m
+        from (
+            select latitude, longitude, code_departement, lon_tol,
+                floor(latitude / 0.00047)::bigint + dy.d as cy, floor(longitude / 0.00075)::bigint + dx.d as cx
+            from sale_points, (values (-1), (0), (1)) dy(d), (values (-1), (0), (1)) dx(d)
+        ) s
+        join diag_points d using (cy, cx, code_departement)
+        where abs(d.latitude - s.latitude) <= 0.00046 and abs(d.longitude - s.longitude) <= s.lon_tol / 4
+    )
+    where distance_m <= 50
+    group by all
 ),
 
 far as (
-    -- pass 2: only the sales pass 1 left without a diagnostic, from the 250 m cells
-    select s.id, d.key as point_id,
-        haversine_m(s.latitude, s.longitude, d.latitude, d.longitude) as distance_m
-    from (select * from sale_cells sc anti join (select distinct id from near_best) f on f.id = sc.id) s
-    join dpe_cells d on d.gx250 = s.cx250 and d.gy250 = s.cy250 and d.code_departement = s.code_departement
+    -- pass 2: the sale points pass 1 left without a diagnostic point, from the 205 m cells
+    select s_lat, s_lon, code_departement, min(distance_m) as distance_m,
+        arg_min(d_lat, (distance_m, d_lat, d_lon)) as d_lat, arg_min(d_lon, (distance_m, d_lat, d_lon)) as d_lon
+    from (
+        select s.latitude as s_lat, s.longitude as s_lon, s.code_departement, d.latitude as d_lat, d.longitude as d_lon,
+            haversine_m(s.latitude, s.longitude, d.latitude, d.longitude) as distance_m
+        from (
+            select p.latitude, p.longitude, p.code_departement, p.lon_tol,
+                floor(p.latitude / 0.00185)::bigint + dy.d as fy, floor(p.longitude / 0.00295)::bigint + dx.d as fx
+            from sale_points p
+            anti join near n on n.s_lat = p.latitude and n.s_lon = p.longitude and n.code_departement = p.code_departement
+            cross join (values (-1), (0), (1)) dy(d)
+            cross join (values (-1), (0), (1)) dx(d)
+        ) s
+        join diag_points d using (fy, fx, code_departement)
+        where abs(d.latitude - s.latitude) <= 0.00182 and abs(d.longitude - s.longitude) <= s.lon_tol
+    )
+    where distance_m <= 200
+    group by all
 ),
 
-nearest_point as (
-    -- arg_min over (distance, id) rather than a window: a hash aggregate, no sort of every pair
-    select id, min(distance_m) as distance_m, arg_min(point_id, (distance_m, point_id)) as point_id
-    from (select * from near_best union all select * from far where distance_m <= 200)
-    group by id
+nearest as (
+    select * from near
+    union all
+    select * from far
 ),
 
 best as (
-    -- among the diagnostics at the nearest point, the one established closest to the sale
-    select n.id, any_value(n.distance_m) as distance_m,
+    -- at the nearest point, the diagnostic established closest to the sale (then the smallest id)
+    select s.id, any_value(n.distance_m) as distance_m,
         arg_min(d.dpe_id, (abs(date_diff('day', d.date_etablissement_dpe, s.date_mutation)), d.dpe_id)) as dpe_id,
         arg_min(d.classe_energie, (abs(date_diff('day', d.date_etablissement_dpe, s.date_mutation)), d.dpe_id)) as classe_energie
-    from nearest_point n
-    join points p using (point_id)
-    join diagnostics d on d.latitude = p.latitude and d.longitude = p.longitude and d.code_departement = p.code_departement
-    join sales s using (id)
-    group by n.id
+    from sales s
+    join nearest n on n.s_lat = s.latitude and n.s_lon = s.longitude and n.code_departement = s.code_departement
+    join diagnostics d on d.latitude = n.d_lat and d.longitude = n.d_lon and d.code_departement = n.code_departement
+    group by s.id
 ),
 
 final as (
