@@ -235,9 +235,11 @@ async function trendOf(type: string, refDay: string): Promise<{ slope: (com: str
  * The documented estimate (docs/valuation.md) recomputed in TypeScript from the candidates: each €/m² brought to the
  * reference date along its zone's trend and to surface S by the type's elasticity, weighted by the distance, recency
  * and surface kernels; the weighted median (the smallest adjusted €/m² reaching half the weight) of the heaviest
- * MODEL.estimateK, shrunk toward the indexed level of the heaviest one's département. `radius` is the subject's own (a comparable without coordinates would count as twice that away).
+ * MODEL.estimateK, shrunk toward the indexed level of the heaviest one's département, × exp(the type's published bias
+ * correction). A sale at the subject's very location weighs exp(MODEL.sameLocation.logBoost) more. `radius` is the
+ * subject's own (a comparable without coordinates would count as twice that away).
  */
-async function expectedEstimate(candidates: Array<Sale & { dist: number; age: number }>, type: string, S: number, refDay: string) {
+async function expectedEstimate(candidates: Array<Sale & { dist: number; age: number }>, type: string, S: number, refDay: string, sameLocation = true) {
   const trend = await trendOf(type, refDay);
   const elasticity = MODEL.elasticity[type as 'Maison' | 'Appartement'];
   const k = MODEL.kernels[type as 'Maison' | 'Appartement'];
@@ -247,7 +249,8 @@ async function expectedEstimate(candidates: Array<Sale & { dist: number; age: nu
       return {
         c,
         adj: c.prix_m2 * Math.exp((trend.slope(c.com, c.dep) * c.age) / 30.44 + elasticity * ls),
-        logw: -((c.dist / k.bandwidthM) ** 2) - c.age / (k.recencyMonths * 30.44) - (ls / k.surfaceLogBandwidth) ** 2,
+        logw: -((c.dist / k.bandwidthM) ** 2) - c.age / (k.recencyMonths * 30.44) - (ls / k.surfaceLogBandwidth) ** 2 +
+          (sameLocation && c.dist < MODEL.sameLocation.maxDistanceM ? MODEL.sameLocation.logBoost : 0),
       };
     })
     .sort((a, b) => b.logw - a.logw || (a.c.d < b.c.d ? 1 : a.c.d > b.c.d ? -1 : 0) || b.c.id - a.c.id)
@@ -260,8 +263,11 @@ async function expectedEstimate(candidates: Array<Sale & { dist: number; age: nu
   // shrunk toward the heaviest comparable's département level against the effective count (Σw)² / Σw²
   const nEff = total ** 2 / pool.reduce((a, p) => a + Math.exp(2 * (p.logw - top)), 0);
   const level = trend.level(pool[0].c.dep);
-  const median = level ? Math.exp((nEff * Math.log(weighted) + MODEL.shrinkage * Math.log(level)) / (nEff + MODEL.shrinkage)) : weighted;
-  return { count: pool.length, median };
+  const shrunk = level ? Math.exp((nEff * Math.log(weighted) + MODEL.shrinkage * Math.log(level)) / (nEff + MODEL.shrinkage)) : weighted;
+  // the bias correction of the type published by the backtest (none without a calibration file)
+  const file = calibrationFile(api.dataRoot);
+  const bias = fs.existsSync(file) ? (JSON.parse(fs.readFileSync(file, 'utf8')).log_bias?.[type]?.value ?? 0) : 0;
+  return { count: pool.length, median: shrunk * Math.exp(bias) };
 }
 
 /** The documented ranking (docs/valuation.md) recomputed in TypeScript; `widened` searches further, scoring as `radius`. */
@@ -349,6 +355,28 @@ describe('comparables against an independent computation', () => {
   });
 });
 
+describe('same location', () => {
+  it('a sale at the very point of the subject (same parcel in geo-DVF) weighs e^logBoost more in the estimate', async () => {
+    const ref = await referenceDay('75', '2026-01-15');
+    const subject = { lat: 48.8414, lon: 2.3003, type: 'Appartement', smin: 30, smax: 67.5, surface: 45, radius: 500, months: 18 };
+    const around = await expectedComparables(subject, ref);
+    // subjects placed exactly on a comparable's point, until one whose estimate the boost changes
+    let checked = 0;
+    for (const sale of around.slice(0, 40)) {
+      const at = { ...subject, lat: sale.lat, lon: sale.lon };
+      const candidates = await expectedComparables(at, ref);
+      const boosted = await expectedEstimate(candidates, 'Appartement', 45, ref);
+      const plain = await expectedEstimate(candidates, 'Appartement', 45, ref, false);
+      if (Math.abs(boosted.median - plain.median) * 45 < 2) continue;
+      const e = await api.get(`/v1/estimate?latitude=${sale.lat}&longitude=${sale.lon}&surface=45&type_local=Appartement`, api.key({ balance: 100 }));
+      expect(e.body.estimate.price_range.mid).toBe(Math.round(boosted.median * 45));
+      checked++;
+      if (checked === 3) break;
+    }
+    expect(checked).toBe(3);
+  });
+});
+
 describe('local price index (valuation_indice_prix)', () => {
   it('equals the independent fit on the 24 months before each month, per commune and département, without later sales', async () => {
     const [{ last }] = await api.ctx.db.query<{ last: string }>('select max(mois)::VARCHAR as last from valuation_indice_prix');
@@ -391,7 +419,10 @@ describe('interval calibration', () => {
     const after = (await api.get(`/v1/estimate?${PARIS15}&surface=45`, key)).body.estimate;
     expect(after.interval.calibration_generated_at).toBe('2026-01-10T00:00:00.000Z');
     expect(after.confidence_factors.limiting_factors).not.toContain('interval_uncalibrated');
-    expect(after.price_range.mid).toBe(before.price_range.mid);
+    // the published calibration also carries the type's bias correction, which moves the mid by exactly that factor
+    const bias = JSON.parse(fs.readFileSync(calibrationFile(api.dataRoot), 'utf8')).log_bias.Appartement.value;
+    expect(bias).not.toBe(0);
+    expect(after.price_per_m2.median / before.price_per_m2.median).toBeCloseTo(Math.exp(bias), 5);
     expect(after.interval.cohort_eligible_n).toBeGreaterThan(0);
   }, 60_000);
 });

@@ -103,3 +103,43 @@ describe('estimateFrom', () => {
     expect(e.confidence_factors.limiting_factors).toEqual(expect.arrayContaining(['fallback_radius', 'fallback_commune']));
   });
 });
+
+describe('calibration: conformal quartiles, shrinkage toward the type, bias correction', () => {
+  it('takes the ⌊(n+1)/4⌋-th and ⌈3(n+1)/4⌉-th smallest scores, which cover at least half of a new exchangeable one', () => {
+    for (const n of [30, 31, 32, 33, 101]) {
+      // a shuffled 1..n: the order statistics are the ranks themselves
+      const zs = Array.from({ length: n }, (_, i) => ((i * 7) % n) + 1);
+      const c = calibrate(zs.map((z) => ({ cohort: 'Appartement|35-60m2|mixed', z })), 'x');
+      expect(c.global.z_low).toBe(Math.floor((n + 1) / 4));
+      expect(c.global.z_high).toBe(Math.ceil((3 * (n + 1)) / 4));
+      // a new exchangeable (continuous) score lies between the k1-th and k2-th smallest with probability (k2 − k1) / (n + 1)
+      expect((c.global.z_high - c.global.z_low) / (n + 1)).toBeGreaterThanOrEqual(0.5);
+    }
+  });
+
+  it("shrinks a cohort's quartiles toward its type's by 100 targets, and the global basis is the type's", () => {
+    const a = Array.from({ length: 40 }, (_, i) => ({ cohort: 'Appartement|<35m2|agree', z: i % 2 ? 1 : -1 }));
+    const b = Array.from({ length: 160 }, (_, i) => ({ cohort: 'Appartement|>=90m2|agree', z: i % 2 ? 3 : -3 }));
+    const m = Array.from({ length: 60 }, (_, i) => ({ cohort: 'Maison|<80m2|agree', z: i % 2 ? 10 : -10 }));
+    const c = calibrate([...a, ...b, ...m], 'x');
+    // the flats' 200 scores: 100 at ±3 beyond 20 at ±1 each side → their conformal quartiles are −3 and 3
+    expect(c.types!.Appartement).toEqual({ n: 200, z_low: -3, z_high: 3 });
+    expect(c.cohorts['Appartement|<35m2|agree'].z_high).toBeCloseTo((40 * 1 + 100 * 3) / 140, 10);
+    expect(c.cohorts['Appartement|<35m2|agree'].n).toBe(40);
+    // a cohort with too few targets of its own gets its type's quartiles, not those of every type
+    const small = cohortOf('Maison', 200, 0.2);
+    const ratio = (cal: typeof c) => estimateFrom(comps([9000, 10_000, 11_000]), { ...input, typeLocal: 'Maison', surface: 200 }, cal)!.interval;
+    expect(ratio(c)).toMatchObject({ basis: 'global', cohort: small });
+    expect(ratio(c).ratio_high).toBeCloseTo(Math.exp(10 * 0.2), 3);
+  });
+
+  it('applies the learnt bias correction of the type to the mid and the €/m²', () => {
+    const cal = { ...calibrate([], 'x'), log_bias: { Appartement: { n: 40, value: Math.log(1.05) } } };
+    const plain = estimateFrom(comps([9000, 10_000, 11_000]), input, undefined)!;
+    const corrected = estimateFrom(comps([9000, 10_000, 11_000]), input, cal)!;
+    expect(corrected.price_per_m2.median).toBeCloseTo(plain.price_per_m2.median * 1.05, 6);
+    expect(corrected.price_range.mid).toBe(Math.round(10_000 * 1.05 * 50));
+    const house = estimateFrom(comps([9000, 10_000, 11_000]), { ...input, typeLocal: 'Maison' }, cal)!;
+    expect(house.price_range.mid).toBe(plain.price_range.mid);
+  });
+});

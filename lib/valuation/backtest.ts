@@ -9,7 +9,7 @@ import { paths } from '../config';
 import { all, DuckDBInstance, lit, run, type DuckDBConnection } from '../duck';
 import { currentServingFile } from '../serving';
 import { DEFAULT_RADIUS_M, haversineSql, METERS_PER_DEGREE } from '../distance';
-import { calibrate, calibrationFile, cohortOf, spreadOf, type Calibration } from './calibration';
+import { calibrate, calibrationFile, cohortOf, learnBias, spreadOf, type Calibration } from './calibration';
 import { BEST_K, DEFAULT_MAX_AGE_MONTHS, ESTIMATE_K, MIN_COMPARABLES, ESTIMATE_SURFACE_FACTOR, estimateFrom, intervalFor, pickRadius, priceStats, widenedRadius, type Comparable, type Fallback } from './estimator';
 import { adjustBacktestPools } from './features';
 import { candidateWhere, comparableColumns, RANK_ORDER, trendJoinSql, WEIGHT_ORDER, withinRadiusSql, type SubjectSql } from './sql';
@@ -65,6 +65,11 @@ export interface BacktestReport {
   by_type: Array<{ type_local: string; targets: number; estimator: Metrics; baselines: Array<Metrics & { name: string }> }>;
   /** The estimator on every target, the screened-out ones included: the effect of the screen. */
   with_screened: Metrics;
+  /**
+   * Months 7–12 alone (their bias correction and interval learnt on earlier months only), the estimator and the plain
+   * kNN on the same targets (those both valued): the out-of-sample comparison.
+   */
+  measure_months: { estimator: Metrics; knn: Metrics };
   segments: SegmentReport[];
   calibration: Calibration;
   seconds: number;
@@ -89,6 +94,9 @@ interface Valued extends Target {
   comparables: number;
   /** Fallbacks used, comma-separated ('' when none). */
   fallbacks: string;
+  /** The estimate without bias correction (estimateFrom without a calibration). */
+  mid_raw: number | null;
+  /** The estimate with the bias correction learnt on the earlier months of the window. */
   mid: number | null;
   rel_iqr: number | null;
   cohort: string | null;
@@ -273,8 +281,10 @@ async function baselines(conn: DuckDBConnection, maxLat: number | null): Promise
   );
 }
 
+export const KNN_NAME = `plain kNN (${KNN.k} nearest within ${KNN.radiusM} m, ${KNN.months} months, surface ±30 %)`;
+
 const BASELINES = [
-  ['baseline_knn', `plain kNN (${KNN.k} nearest within ${KNN.radiusM} m, ${KNN.months} months, surface ±30 %) × surface`],
+  ['baseline_knn', `${KNN_NAME} × surface`],
   ['baseline_code_postal', 'median €/m² of the postal code × surface'],
   ['baseline_commune', 'median €/m² of the commune × surface'],
 ] as const;
@@ -311,26 +321,38 @@ export async function runBacktest(opts: BacktestOptions): Promise<BacktestReport
     const targets = await baselines(conn, maxlat);
     log(`backtest: ${targets.length} targets from ${window.from} to ${window.to}, ${comps.size} with comparables`);
 
-    // Raw estimates first (the calibration does not move the mid), then z = ln(actual / mid) / spread.
+    // Uncorrected estimates first (what estimateFrom gives without a calibration).
     const raw = targets.map((t) => {
       const { pool, fallbacks } = comps.get(t.target_id) ?? { pool: [], fallbacks: [] };
       const est = estimateFrom(pool, { typeLocal: t.type_local, surface: t.surface, fallbacks }, undefined);
       const stats = est ? priceStats(pool) : null;
-      const mid = stats ? stats.median * t.surface : null;
-      const z = stats && mid ? Math.log(t.actual / mid) / spreadOf(stats.relIqr) : null;
-      return { t, n: pool.length, fallbacks: fallbacks.join(','), mid, relIqr: stats?.relIqr ?? null, z, cohort: stats ? cohortOf(t.type_local, t.surface, stats.relIqr) : null };
+      const midRaw = stats ? stats.median * t.surface : null;
+      return { t, n: pool.length, fallbacks: fallbacks.join(','), midRaw, relIqr: stats?.relIqr ?? null, cohort: stats ? cohortOf(t.type_local, t.surface, stats.relIqr) : null };
     });
-    const learn = (rows: typeof raw) => rows.filter((r) => r.z !== null && !r.t.screened_out).map((r) => ({ cohort: r.cohort!, z: r.z! }));
+    // Walk-forward bias correction: month m's correction is learnt on the targets of months 1 to m − 1 only (none for
+    // month 1, nor while a type has fewer than MIN_COHORT_N earlier targets); the API's, on all 12 months.
+    const learnable = raw.filter((r) => r.midRaw !== null && !r.t.screened_out);
+    const ratios = (rows: typeof raw) => rows.map((r) => ({ typeLocal: r.t.type_local, logRatio: Math.log(r.t.actual / r.midRaw!) }));
+    const biasBefore = new Map<number, Record<string, { n: number; value: number }>>();
+    for (const m of new Set(raw.map((r) => r.t.month_idx))) biasBefore.set(m, learnBias(ratios(learnable.filter((r) => r.t.month_idx < m))));
+    const biasAll = learnBias(ratios(learnable));
+    const corrected = (r: (typeof raw)[number], bias: Record<string, { n: number; value: number }> | undefined) =>
+      r.midRaw === null ? null : r.midRaw * Math.exp(bias?.[r.t.type_local]?.value ?? 0);
+    const zOf = (r: (typeof raw)[number], mid: number | null) => (mid === null ? null : Math.log(r.t.actual / mid) / spreadOf(r.relIqr!));
+    const learn = (rows: typeof raw, bias: (r: (typeof raw)[number]) => Record<string, { n: number; value: number }> | undefined) =>
+      rows.filter((r) => r.midRaw !== null && !r.t.screened_out).map((r) => ({ cohort: r.cohort!, z: zOf(r, corrected(r, bias(r)))! }));
     // Honest coverage: the interval of months 7–12 comes from a calibration that never saw them.
-    const early = calibrate(learn(raw.filter((r) => r.t.month_idx <= 6)), generatedAt);
-    const calibration = calibrate(learn(raw), generatedAt);
-    const valued: Valued[] = raw.map(({ t, n, fallbacks, mid, relIqr, z, cohort }) => {
+    const early = calibrate(learn(raw.filter((r) => r.t.month_idx <= 6), (r) => biasBefore.get(r.t.month_idx)), generatedAt);
+    const calibration = calibrate(learn(raw, () => biasAll), generatedAt, biasAll);
+    const valued: Valued[] = raw.map((r) => {
+      const { t, n, fallbacks, midRaw, relIqr, cohort } = r;
+      const mid = corrected(r, biasBefore.get(t.month_idx));
       const part = t.month_idx <= 6 ? 'calibration' : 'measure';
       const iv = mid !== null ? intervalFor(part === 'measure' ? early : calibration, t.type_local, t.surface, relIqr!) : null;
       const low = iv ? mid! * iv.ratioLow : null;
       const high = iv ? mid! * iv.ratioHigh : null;
       const inInterval = part === 'measure' && low !== null ? t.actual >= low && t.actual <= high! : null;
-      return { ...t, comparables: n, fallbacks, mid, rel_iqr: relIqr, cohort, z, low, high, in_interval: inInterval, part };
+      return { ...t, comparables: n, fallbacks, mid_raw: midRaw, mid, rel_iqr: relIqr, cohort, z: zOf(r, mid), low, high, in_interval: inInterval, part };
     });
 
     // The figures and the calibration are those of the screened targets; all targets are published (Parquet).
@@ -361,6 +383,10 @@ export async function runBacktest(opts: BacktestOptions): Promise<BacktestReport
         };
       }),
       with_screened: metrics(valued.map((v) => ({ actual: v.actual, predicted: v.mid }))),
+      measure_months: ((rows) => ({
+        estimator: metrics(rows.map((v) => ({ actual: v.actual, predicted: v.mid }))),
+        knn: metrics(rows.map((v) => ({ actual: v.actual, predicted: v.baseline_knn }))),
+      }))(kept.filter((v) => v.part === 'measure' && v.mid !== null && v.baseline_knn !== null)),
       segments: [...bySegment].sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, rows]) => segmentReport(k, rows)),
       calibration,
       seconds: 0,
@@ -379,7 +405,7 @@ export async function runBacktest(opts: BacktestOptions): Promise<BacktestReport
 const PARQUET_COLUMNS = `{target_id: 'BIGINT', id_mutation: 'VARCHAR', date_mutation: 'DATE', month_idx: 'INTEGER', type_local: 'VARCHAR',
   surface: 'DOUBLE', actual: 'DOUBLE', screened_out: 'BOOLEAN', baseline_code_postal: 'DOUBLE', baseline_commune: 'DOUBLE',
   baseline_knn: 'DOUBLE', comparables: 'INTEGER',
-  fallbacks: 'VARCHAR', mid: 'DOUBLE', rel_iqr: 'DOUBLE', cohort: 'VARCHAR', z: 'DOUBLE', low: 'DOUBLE', high: 'DOUBLE',
+  fallbacks: 'VARCHAR', mid_raw: 'DOUBLE', mid: 'DOUBLE', rel_iqr: 'DOUBLE', cohort: 'VARCHAR', z: 'DOUBLE', low: 'DOUBLE', high: 'DOUBLE',
   in_interval: 'BOOLEAN', part: 'VARCHAR'}`;
 
 async function writeOutputs(conn: DuckDBConnection, dataRoot: string, rows: Valued[], calibration: Calibration): Promise<void> {

@@ -27,7 +27,15 @@ export interface Calibration {
   generated_at: string | null;
   min_cohort_n: number;
   global: CohortQuantiles;
+  /** Per type (the `global` basis of that type; absent from older files, then `global`). */
+  types?: Record<string, CohortQuantiles>;
+  /** Per cohort, shrunk toward the type's (COHORT_SHRINKAGE). */
   cohorts: Record<string, CohortQuantiles>;
+  /**
+   * Bias correction per type: the median of ln(actual / estimate) over the backtest's targets of that type (at least
+   * min_cohort_n of them), learnt on earlier sales and applied to the mid (× exp(log_bias)). Absent from older files.
+   */
+  log_bias?: Record<string, { n: number; value: number }>;
 }
 
 export const DEFAULT_CALIBRATION: Calibration = {
@@ -63,23 +71,72 @@ export function quantile(sorted: number[], q: number): number {
   return sorted[lo] + (sorted[Math.min(lo + 1, sorted.length - 1)] - sorted[lo]) * (pos - lo);
 }
 
-/** Calibration table from measured targets (their cohort and z). */
-export function calibrate(measured: Array<{ cohort: string; z: number }>, generatedAt: string): Calibration {
-  const q = (zs: number[]): CohortQuantiles => {
-    const s = [...zs].sort((a, b) => a - b);
-    return { n: s.length, z_low: quantile(s, 0.25), z_high: quantile(s, 0.75) };
+/**
+ * The 50 % interval's quantiles of n scores, split-conformal: the ⌊(n + 1) / 4⌋-th and ⌈3 (n + 1) / 4⌉-th smallest.
+ * Under exchangeability they cover at least 50 % of a new target; interpolated quartiles cover slightly less.
+ */
+export function conformalQuartiles(zs: number[]): { z_low: number; z_high: number } {
+  const s = [...zs].sort((a, b) => a - b);
+  const n = s.length;
+  return { z_low: s[Math.max(1, Math.floor((n + 1) / 4)) - 1], z_high: s[Math.min(n, Math.ceil((3 * (n + 1)) / 4)) - 1] };
+}
+
+/**
+ * Weight (in targets) of the type's quantiles in a cohort's: z = (n × cohort + COHORT_SHRINKAGE × type) / (n + 100).
+ * A cohort of 30 to a few hundred targets alone gives noisy quartiles, whose errors only ever narrow the coverage.
+ */
+export const COHORT_SHRINKAGE = 100;
+
+const typeOfCohort = (cohort: string) => cohort.split('|')[0];
+
+/**
+ * Calibration table from measured targets (their cohort and z): per type (the global basis) and overall, the
+ * conformal quartiles; per cohort, its own shrunk toward its type's. Chosen by walk-forward (docs/valuation.md).
+ */
+export function calibrate(measured: Array<{ cohort: string; z: number }>, generatedAt: string, logBias?: Calibration['log_bias']): Calibration {
+  const q = (zs: number[]): CohortQuantiles => ({ n: zs.length, ...conformalQuartiles(zs) });
+  const group = (key: (m: { cohort: string }) => string) => {
+    const out = new Map<string, number[]>();
+    for (const m of measured) out.set(key(m), [...(out.get(key(m)) ?? []), m.z]);
+    return [...out].sort(([a], [b]) => (a < b ? -1 : 1));
   };
-  const byCohort = new Map<string, number[]>();
-  for (const m of measured) byCohort.set(m.cohort, [...(byCohort.get(m.cohort) ?? []), m.z]);
+  // Too few targets to learn even the global quantiles: the conservative default stays (flagged by the estimator).
+  const global = measured.length >= MIN_COHORT_N ? q(measured.map((m) => m.z)) : { ...DEFAULT_CALIBRATION.global, n: measured.length };
+  const types = Object.fromEntries(group((m) => typeOfCohort(m.cohort)).filter(([, zs]) => zs.length >= MIN_COHORT_N).map(([k, zs]) => [k, q(zs)]));
+  const shrunk = (cohort: string, zs: number[]): CohortQuantiles => {
+    const own = q(zs);
+    const toward = types[typeOfCohort(cohort)] ?? global;
+    const mix = (a: number, b: number) => (zs.length * a + COHORT_SHRINKAGE * b) / (zs.length + COHORT_SHRINKAGE);
+    return { n: own.n, z_low: mix(own.z_low, toward.z_low), z_high: mix(own.z_high, toward.z_high) };
+  };
   return {
     contract_version: CONTRACT_VERSION,
     generated_at: generatedAt,
     min_cohort_n: MIN_COHORT_N,
-    // Too few targets to learn even the global quantiles: the conservative default stays (flagged by the estimator).
-    global: measured.length >= MIN_COHORT_N ? q(measured.map((m) => m.z)) : { ...DEFAULT_CALIBRATION.global, n: measured.length },
-    cohorts: Object.fromEntries([...byCohort].sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, zs]) => [k, q(zs)])),
+    global,
+    types,
+    cohorts: Object.fromEntries(group((m) => m.cohort).map(([k, zs]) => [k, shrunk(k, zs)])),
+    ...(logBias ? { log_bias: logBias } : {}),
   };
 }
+
+/**
+ * The bias correction per type from measured targets (ln(actual / uncorrected mid)): their median, for each type with
+ * at least MIN_COHORT_N targets. The estimator's residual bias is a property of the data it runs on (a market moving
+ * faster than its past trend, the mix of the comparables), so it is learnt from the data's own earlier months.
+ */
+export function learnBias(measured: Array<{ typeLocal: string; logRatio: number }>): Record<string, { n: number; value: number }> {
+  const byType = new Map<string, number[]>();
+  for (const m of measured) byType.set(m.typeLocal, [...(byType.get(m.typeLocal) ?? []), m.logRatio]);
+  const out: Record<string, { n: number; value: number }> = {};
+  for (const [type, v] of [...byType].sort(([a], [b]) => (a < b ? -1 : 1))) {
+    if (v.length >= MIN_COHORT_N) out[type] = { n: v.length, value: quantile([...v].sort((a, b) => a - b), 0.5) };
+  }
+  return out;
+}
+
+/** The bias correction (ln) of a type, 0 without a learnt one. */
+export const logBiasOf = (calibration: Calibration | undefined, typeLocal: string) => calibration?.log_bias?.[typeLocal]?.value ?? 0;
 
 export const calibrationFile = (dataRoot: string) => path.join(paths.marts(dataRoot), 'valuation_calibration.json');
 

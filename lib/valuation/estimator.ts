@@ -2,7 +2,7 @@
 // of one subject's comparables (radius, widened radius, postal code, commune) and the estimate made from them.
 import type { Params, Row } from '../duck';
 import { METERS_PER_DEGREE } from '../distance';
-import { CONTRACT_VERSION, cohortOf, DEFAULT_CALIBRATION, spreadOf, type Calibration } from './calibration';
+import { CONTRACT_VERSION, cohortOf, DEFAULT_CALIBRATION, logBiasOf, spreadOf, type Calibration } from './calibration';
 import { MODEL } from './model';
 import { candidateWhere, comparableColumns, RANK_ORDER, trendJoinSql, WEIGHT_ORDER, withinRadiusSql, type SubjectSql } from './sql';
 
@@ -269,19 +269,19 @@ export function priceStats(pool: Comparable[]): { median: number; relIqr: number
 const METHODOLOGY =
   `Weighted median of the price per m² of up to ${ESTIMATE_K} clean sales of the same type, each brought to the reference date ` +
   "along the département's monthly price trend and to the surface by a hedonic elasticity, weighted by distance, recency and " +
-  "surface (bandwidths chosen by walk-forward backtest), lightly shrunk toward the département's indexed price when few " +
-  'comparables carry the weight, multiplied by the surface; low and high are a 50 % interval calibrated by a published ' +
-  'walk-forward backtest (docs/valuation.md).';
+  "surface (bandwidths chosen by walk-forward backtest; sales of the same parcel weigh more), lightly shrunk toward the département's indexed price when few " +
+  'comparables carry the weight, corrected by the median error the published walk-forward backtest measured for the type, ' +
+  'multiplied by the surface; low and high are a 50 % interval calibrated by that backtest (docs/valuation.md).';
 
 const round = (v: number, digits: number) => Math.round(v * 10 ** digits) / 10 ** digits;
 
-/** The calibrated ratios of the 50 % interval for one valuation: its cohort's quantiles, else the global ones. */
+/** The calibrated ratios of the 50 % interval for one valuation: its cohort's quantiles, else its type's (else all types'). */
 export function intervalFor(calibration: Calibration | undefined, typeLocal: string, surface: number, relIqr: number) {
   const cal = calibration ?? DEFAULT_CALIBRATION;
   const cohort = cohortOf(typeLocal, surface, relIqr);
   const own = cal.cohorts[cohort];
   const basis: 'cohort' | 'global' = own && own.n >= cal.min_cohort_n ? 'cohort' : 'global';
-  const q = basis === 'cohort' ? own : cal.global;
+  const q = basis === 'cohort' ? own : (cal.types?.[typeLocal] ?? cal.global);
   const spread = spreadOf(relIqr);
   return { cohort, basis, cohortN: own?.n ?? 0, ratioLow: round(Math.exp(q.z_low * spread), 4), ratioHigh: round(Math.exp(q.z_high * spread), 4) };
 }
@@ -290,7 +290,10 @@ export function intervalFor(calibration: Calibration | undefined, typeLocal: str
 export function estimateFrom(pool: Comparable[], input: EstimateInput, calibration: Calibration | undefined): Estimate | null {
   const best = [...pool].sort(weightCompare).slice(0, ESTIMATE_K);
   if (best.length < MIN_COMPARABLES) return null;
-  const { median, relIqr } = priceStats(best);
+  const stats = priceStats(best);
+  const relIqr = stats.relIqr;
+  // the bias correction learnt by the backtest on the same data's earlier sales (none without a calibration)
+  const median = stats.median * Math.exp(logBiasOf(calibration, input.typeLocal));
   const mid = median * input.surface;
   const iv = intervalFor(calibration, input.typeLocal, input.surface, relIqr);
   const avgSimilarity = best.reduce((a, c) => a + c.score, 0) / best.length;

@@ -13,7 +13,7 @@ export interface Kernels {
 export const MODEL = {
   /** Weight kernels per type (houses: sparser, so wider). */
   kernels: {
-    Appartement: { bandwidthM: 150, recencyMonths: 24, surfaceLogBandwidth: 0.3 },
+    Appartement: { bandwidthM: 150, recencyMonths: 96, surfaceLogBandwidth: 0.3 },
     Maison: { bandwidthM: 250, recencyMonths: 48, surfaceLogBandwidth: 0.5 },
   } as Record<'Appartement' | 'Maison', Kernels>,
   /**
@@ -23,7 +23,13 @@ export const MODEL = {
    */
   shrinkage: 0.5,
   /** Hedonic elasticity of €/m² to surface per type: €/m² × (s / S)^elasticity brings a comparable to the subject's surface. */
-  elasticity: { Appartement: 0.1, Maison: 0.1 } as Record<'Appartement' | 'Maison', number>,
+  elasticity: { Appartement: 0.2, Maison: 0.1 } as Record<'Appartement' | 'Maison', number>,
+  /**
+   * Same location: a comparable within `sameLocationM` of the subject gets exp(boost) times its kernel weight. geo-DVF
+   * places every sale at its parcel's centroid, so an exact match is a sale of the same parcel, for flats the same
+   * building (copropriété): the strongest comparable DVF has, that a 150 m Gaussian barely favours over its street.
+   */
+  sameLocation: { maxDistanceM: 1, logBoost: 1.5 },
   /**
    * Whose trend brings a comparable's €/m² to the reference date (valuation_indice_prix): 'departement', or 'commune'
    * (the commune's where it has enough sales, else the département's). The walk-forward chose the département.

@@ -1,6 +1,6 @@
 // Markdown of a backtest report, published in docs/valuation.md by `npm run backtest`: one section per dataset,
 // replaced in place between its markers at every run.
-import { pct, type BacktestReport, type Metrics, type SegmentReport } from './backtest';
+import { KNN_NAME, pct, type BacktestReport, type Metrics, type SegmentReport } from './backtest';
 
 const row = (name: string, m: Metrics, extra: string[] = []) =>
   `| ${[name.replaceAll('|', '\\|'), m.targets, pct(m.coverage), pct(m.mdape), pct(m.mean_ape), pct(m.within_10), pct(m.within_20), pct(m.bias), ...extra].join(' | ')} |`;
@@ -19,6 +19,8 @@ export function renderReport(r: BacktestReport, label: string): string {
     segmentRow({ ...r.estimator, segment: '**estimator (comparables)**' }),
     ...r.baselines.map((b) => row(`baseline: ${b.name} (MdAPE on the estimator's targets: ${pct(b.mdape_common)})`, b, ['', ''])),
     row(`estimator on every clean sale, the ${r.with_screened.targets - r.targets} screened out (absolute bounds, fences of the sales before the window) included`, r.with_screened, ['', '']),
+    row('**months 7–12 only: estimator** (bias correction and interval learnt on earlier months)', r.measure_months.estimator, ['', '']),
+    row(`months 7–12 only: ${KNN_NAME} (same targets)`, r.measure_months.knn, ['', '']),
     '',
     'Per type, on the targets that the estimator and every baseline valued (the same targets for all):',
     '',

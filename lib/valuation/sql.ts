@@ -94,26 +94,34 @@ const num = (v: number) => (Number.isFinite(v) ? String(v) : '0');
 const logSurfaceRatioSql = (s: SubjectSql, c = 'c') => `ln(${c}.surface_reelle_bati / ${s.surface})`;
 
 /**
- * The comparable's €/m² brought to the subject: to the reference date along the local trend
- * (× exp(slope × months of age)), and to the subject's surface (× (s / S)^elasticity of the type).
+ * adjustComparable: THE step where a comparable's €/m² is brought toward the subject, as a sum of ln adjustments:
+ * to the reference date along the local trend (slope × months of age) and to the subject's surface
+ * (elasticity × ln(s / S)). Further adjustments of a comparable toward the subject (building or energy features)
+ * add their ln term to this list; both paths (API and backtest) read the result as `prix_m2_ajuste`.
  */
-function adjustedPriceSql(s: SubjectSql, c = 'c'): string {
+export function adjustComparableSql(s: SubjectSql, c = 'c'): string {
   const commune = MODEL.trendLevel === 'commune' ? `${c}_tc.pente_mensuelle, ` : '';
   const slope = `coalesce(${commune}${c}_td.pente_mensuelle, 0)`;
   const elasticity = `(case ${c}.type_local when 'Maison' then ${num(MODEL.elasticity.Maison)} else ${num(MODEL.elasticity.Appartement)} end)`;
-  return `${c}.prix_m2 * exp(${slope} * ${ageDaysSql(s, c)} / 30.44 + ${elasticity} * ${logSurfaceRatioSql(s, c)})`;
+  const logAdjustments = [
+    `${slope} * ${ageDaysSql(s, c)} / 30.44`,
+    `${elasticity} * ${logSurfaceRatioSql(s, c)}`,
+  ];
+  return `${c}.prix_m2 * exp(${logAdjustments.join(' + ')})`;
 }
 
 /**
  * ln of the comparable's weight in the estimate's weighted median: Gaussian in distance, exponential in age, Gaussian
- * in ln(surface ratio) (MODEL). Kept in logs: far comparables of a wide radius would underflow a product of kernels.
+ * in ln(surface ratio), and a boost for a sale at the subject's very location (same parcel) (MODEL). Kept in logs: far comparables of a wide radius would underflow a product of kernels.
  * A comparable without coordinates (administrative fallback) counts as twice the radius away.
  */
 function logWeightSql(s: SubjectSql, c = 'c'): string {
   const k = (key: keyof Kernels) => `(case ${c}.type_local when 'Maison' then ${num(MODEL.kernels.Maison[key])} else ${num(MODEL.kernels.Appartement[key])} end)`;
+  const same = MODEL.sameLocation;
   return `(- pow(coalesce(${distanceSql(s, c)}, 2 * ${s.radiusM}) / ${k('bandwidthM')}, 2)
     - ${ageDaysSql(s, c)} / (${k('recencyMonths')} * 30.44)
-    - pow(${logSurfaceRatioSql(s, c)} / ${k('surfaceLogBandwidth')}, 2))`;
+    - pow(${logSurfaceRatioSql(s, c)} / ${k('surfaceLogBandwidth')}, 2)
+    + case when ${distanceSql(s, c)} < ${num(same.maxDistanceM)} then ${num(same.logBoost)} else 0 end)`;
 }
 
 /** Columns of a comparable as both paths select them (the FROM must carry trendJoinSql for `c`). */
@@ -121,6 +129,6 @@ export function comparableColumns(s: SubjectSql, c = 'c'): string {
   return `${c}.id, ${c}.id_mutation, ${c}.date_mutation::VARCHAR as date_mutation, ${c}.type_local, ${c}.valeur_fonciere,
     ${c}.prix_m2, ${c}.surface_reelle_bati, ${c}.nombre_pieces_principales, ${c}.address, ${c}.code_postal, ${c}.commune,
     ${distanceSql(s, c)} as distance_m, ${ageDaysSql(s, c)} as age_days, ${scoreSql(s, c)} as score,
-    ${adjustedPriceSql(s, c)} as prix_m2_ajuste, ${logWeightSql(s, c)} as log_weight,
+    ${adjustComparableSql(s, c)} as prix_m2_ajuste, ${logWeightSql(s, c)} as log_weight,
     ${c}_td.prix_m2_tendance as prix_m2_tendance, ${featureColumnsSql(c)}`;
 }

@@ -1,0 +1,118 @@
+// The walk-forward search that chose the estimator's parameters (docs/valuation.md, "How the parameters were chosen").
+// It re-implements the estimator in plain JS over pre-extracted target × candidate pairs, so that a grid of variants
+// runs in seconds; lib/valuation stays the one implementation of what is chosen.
+//   1. npm run backtest -- --real-samples --keep --no-docs        (keeps the Toulon and Lyon data folders)
+//   2. tsx scripts/backtest/walk-forward/extract.ts KEPT/data-0 $WF_DIR/toulon 2024-01-01 100
+//      tsx scripts/backtest/walk-forward/extract.ts KEPT/data-1 $WF_DIR/lyon 2016-01-01 35
+//   3. tsx scripts/backtest/walk-forward/search.ts variants '[["label", {"sameBoost": 1.5}], ...]'
+//      tsx scripts/backtest/walk-forward/search.ts descent '{...start}'   (coordinate descent on the tuning months)
+//      tsx scripts/backtest/walk-forward/search.ts final '{...chosen}'    (held-out figures, bias correction included)
+// Tuning months: Toulon 2024, Lyon 2016. Held out (chose nothing): Toulon 2025-01 – 2025-06, Lyon 2017-01 – 2018-12.
+import { BASE, estimate, load, metricsOf, type M, type P, type T } from './model';
+
+const DIR = process.env.WF_DIR ?? '/tmp/walk-forward';
+const HOLD_FROM: Record<string, string> = { toulon: '2025-01', lyon: '2017-01' };
+type Split = Record<string, { a: M; b: M }>;
+
+async function setup(): Promise<Record<string, T[]>> {
+  const ds: Record<string, T[]> = {};
+  for (const n of Object.keys(HOLD_FROM)) ds[n] = (await load(`${DIR}/${n}`)).filter((t) => !t.screened);
+  return ds;
+}
+
+function split(ds: Record<string, T[]>, pred: (t: T) => number | null): Split {
+  return Object.fromEntries(Object.entries(ds).map(([k, ts]) => [k, {
+    a: metricsOf(ts.filter((t) => t.ym < HOLD_FROM[k]), pred),
+    b: metricsOf(ts.filter((t) => t.ym >= HOLD_FROM[k]), pred),
+  }]));
+}
+
+function evalP(ds: Record<string, T[]>, p: P): Split {
+  const mids = new Map<number, number | null>();
+  for (const ts of Object.values(ds)) for (const t of ts) mids.set(t.id, estimate(t, p)?.mid ?? null);
+  return split(ds, (t) => mids.get(t.id)!);
+}
+
+const f2 = (x: number) => (x * 100).toFixed(2);
+/** The objective: mean MdAPE of the two samples' tuning months. */
+const objective = (r: Split) => (r.toulon.a.mdape + r.lyon.a.mdape) / 2;
+const line = (label: string, r: Split) =>
+  `${label.padEnd(40)} tuning ${f2(objective(r))} | Toulon ${f2(r.toulon.a.mdape)} held-out ${f2(r.toulon.b.mdape)} ±10 ${f2(r.toulon.b.w10)} bias ${f2(r.toulon.b.bias)}` +
+  ` | Lyon ${f2(r.lyon.a.mdape)} held-out ${f2(r.lyon.b.mdape)} ±10 ${f2(r.lyon.b.w10)} bias ${f2(r.lyon.b.bias)}`;
+
+const AXES: Array<[string, Array<number | string>]> = [
+  ['sameBoost', [0, 1, 1.5, 2, 2.5, 3]],
+  ['adaptK', [0, 10, 20, 30, 50]], ['adaptMult', [0.75, 1, 1.5, 2]],
+  ['bw.Appartement', [80, 100, 150, 200, 300]], ['bw.Maison', [150, 250, 400, 600]],
+  ['rec.Appartement', [6, 12, 24, 48, 96]], ['rec.Maison', [12, 24, 48, 96]],
+  ['sbw.Appartement', [0.15, 0.2, 0.3, 0.5, 1]], ['sbw.Maison', [0.2, 0.3, 0.5, 1]],
+  ['el.Appartement', [-0.1, 0, 0.1, 0.2, 0.3]], ['el.Maison', [-0.1, 0, 0.1, 0.2, 0.3]],
+  ['shrink', [0, 0.25, 0.5, 1, 2]], ['k', [20, 50, 100, 200]], ['trim', [0, 2.5, 3, 4, 5]], ['slopeMult', [0.5, 1, 1.5, 2]],
+  ['reg', [0, 0.5, 1]], ['regRidge', [0.03, 0.3, 3, 1e9]], ['trend', ['d', 'c', 'none']],
+];
+
+function descent(ds: Record<string, T[]>, start: P): P {
+  let cur = structuredClone(start);
+  let best = evalP(ds, cur);
+  console.log(line('start', best));
+  const set = (o: P, key: string, v: number | string) => {
+    const [a, b] = key.split('.') as [keyof P, string?];
+    if (b) (o[a] as Record<string, number>)[b] = v as number;
+    else (o as unknown as Record<string, unknown>)[a] = v;
+  };
+  for (let pass = 0; pass < 2; pass++) {
+    let changed = false;
+    for (const [key, values] of AXES) {
+      for (const v of values) {
+        const c = structuredClone(cur);
+        set(c, key, v);
+        const r = evalP(ds, c);
+        if (objective(r) < objective(best) - 0.0005) {
+          [best, cur, changed] = [r, c, true];
+          console.log(line(`${key}=${v}`, r));
+        }
+      }
+    }
+    if (!changed) break;
+  }
+  return cur;
+}
+
+const median = (v: number[]) => {
+  const s = [...v].sort((a, b) => a - b);
+  const m = (s.length - 1) / 2;
+  return (s[Math.floor(m)] + s[Math.ceil(m)]) / 2;
+};
+
+/** Held-out figures of `p` with the per-type bias correction learnt on the tuning months (as the API applies it). */
+function final(ds: Record<string, T[]>, p: P): void {
+  const mids = new Map<number, number | null>();
+  for (const ts of Object.values(ds)) for (const t of ts) mids.set(t.id, estimate(t, p)?.mid ?? null);
+  const corrected = new Map<number, number | null>();
+  for (const [k, ts] of Object.entries(ds)) {
+    for (const type of ['Appartement', 'Maison']) {
+      const tuning = ts.filter((t) => t.type === type && t.ym < HOLD_FROM[k] && mids.get(t.id));
+      const bias = tuning.length >= 30 ? median(tuning.map((t) => Math.log(t.actual / mids.get(t.id)!))) : 0;
+      for (const t of ts.filter((x) => x.type === type)) corrected.set(t.id, mids.get(t.id) ? mids.get(t.id)! * Math.exp(bias) : null);
+    }
+  }
+  console.log(line('plain kNN', split(ds, (t) => t.knn)));
+  console.log(line('estimator', split(ds, (t) => mids.get(t.id)!)));
+  console.log(line('estimator, bias-corrected', split(ds, (t) => corrected.get(t.id)!)));
+}
+
+async function main(): Promise<void> {
+  const [mode, arg] = process.argv.slice(2);
+  const ds = await setup();
+  if (mode === 'variants') {
+    console.log(line('plain kNN', split(ds, (t) => t.knn)));
+    for (const [label, patch] of JSON.parse(arg) as Array<[string, Partial<P>]>) console.log(line(label, evalP(ds, { ...BASE, ...patch })));
+  } else if (mode === 'descent') console.log(JSON.stringify(descent(ds, { ...BASE, ...JSON.parse(arg ?? '{}') })));
+  else if (mode === 'final') final(ds, { ...BASE, ...JSON.parse(arg ?? '{}') });
+  else throw new Error('usage: search.ts variants JSON | descent JSON | final JSON');
+}
+
+main().catch((e: Error) => {
+  console.error(e.message);
+  process.exit(1);
+});
