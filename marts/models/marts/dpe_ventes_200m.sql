@@ -13,14 +13,16 @@
 -- points in grids of cells at least as wide as its radius (rules in dpe_ventes.sql) and compares a point with the
 -- 3 × 3 block of cells around it, never a cross join: first cells of 52 m, where a point found within 50 m is the
 -- nearest (any nearer one is in the same block); the sale points left then search cells of 205 m.
-with sales as (
+-- sales and diagnostics are read again where needed rather than held (NOT MATERIALIZED): at France scale, 18 M sales
+-- kept in memory beside the joins' hash tables overflow the runner's 8 GB.
+with sales as not materialized (
     select id, date_mutation, annee, type_local, prix_m2, latitude, longitude, code_postal, code_commune_actuel, commune, code_departement
     from {{ ref('ventes') }}
     where type_local in ('Maison', 'Appartement') and not is_bulk_sale and not is_outlier and not is_vefa
       and latitude is not null and longitude is not null and prix_m2 is not null
 ),
 
-diagnostics as (
+diagnostics as not materialized (
     select dpe_id, classe_energie, date_etablissement_dpe, latitude, longitude, code_departement
     from {{ ref('dpe_diagnostics') }}
     where not est_remplace and classe_energie is not null and latitude is not null and longitude is not null
@@ -44,11 +46,13 @@ diag_points as materialized (
 
 near as materialized (
     -- pass 1: the nearest point within 50 m, from the 52 m cells
-    select s_lat, s_lon, code_departement, min(distance_m) as distance_m,
-        arg_min(d_lat, (distance_m, d_lat, d_lon)) as d_lat, arg_min(d_lon, (distance_m, d_lat, d_lon)) as d_lon
+    select s_lat, s_lon, code_departement, arg_min(distance_m, k) as distance_m, arg_min(d_lat, k) as d_lat, arg_min(d_lon, k) as d_lon
     from (
         select s.latitude as s_lat, s.longitude as s_lon, s.code_departement, d.latitude as d_lat, d.longitude as d_lon,
-            haversine_m(s.latitude, s.longitude, d.latitude, d.longitude) as distance_m
+            haversine_m(s.latitude, s.longitude, d.latitude, d.longitude) as distance_m,
+            -- the order of the search: the distance (to the micrometre), then a hash of the point; one number, so that
+            -- the aggregate's state has a fixed size (a struct key is a blob per state: gigabytes at France scale)
+            (floor(distance_m * 1e6)::hugeint << 64) + hash(d.latitude, d.longitude)::hugeint as k
         from (
             select latitude, longitude, code_departement, lon_tol,
                 floor(latitude / 0.00047)::bigint + dy.d as cy, floor(longitude / 0.00075)::bigint + dx.d as cx
@@ -63,11 +67,13 @@ near as materialized (
 
 far as (
     -- pass 2: the sale points pass 1 left without a diagnostic point, from the 205 m cells
-    select s_lat, s_lon, code_departement, min(distance_m) as distance_m,
-        arg_min(d_lat, (distance_m, d_lat, d_lon)) as d_lat, arg_min(d_lon, (distance_m, d_lat, d_lon)) as d_lon
+    select s_lat, s_lon, code_departement, arg_min(distance_m, k) as distance_m, arg_min(d_lat, k) as d_lat, arg_min(d_lon, k) as d_lon
     from (
         select s.latitude as s_lat, s.longitude as s_lon, s.code_departement, d.latitude as d_lat, d.longitude as d_lon,
-            haversine_m(s.latitude, s.longitude, d.latitude, d.longitude) as distance_m
+            haversine_m(s.latitude, s.longitude, d.latitude, d.longitude) as distance_m,
+            -- the order of the search: the distance (to the micrometre), then a hash of the point; one number, so that
+            -- the aggregate's state has a fixed size (a struct key is a blob per state: gigabytes at France scale)
+            (floor(distance_m * 1e6)::hugeint << 64) + hash(d.latitude, d.longitude)::hugeint as k
         from (
             select p.latitude, p.longitude, p.code_departement, p.lon_tol,
                 floor(p.latitude / 0.00185)::bigint + dy.d as fy, floor(p.longitude / 0.00295)::bigint + dx.d as fx
@@ -90,14 +96,16 @@ nearest as (
 ),
 
 best as (
-    -- at the nearest point, the diagnostic established closest to the sale (then the smallest id)
-    select s.id, any_value(n.distance_m) as distance_m,
-        arg_min(d.dpe_id, (abs(date_diff('day', d.date_etablissement_dpe, s.date_mutation)), d.dpe_id)) as dpe_id,
-        arg_min(d.classe_energie, (abs(date_diff('day', d.date_etablissement_dpe, s.date_mutation)), d.dpe_id)) as classe_energie
-    from sales s
-    join nearest n on n.s_lat = s.latitude and n.s_lon = s.longitude and n.code_departement = s.code_departement
-    join diagnostics d on d.latitude = n.d_lat and d.longitude = n.d_lon and d.code_departement = n.code_departement
-    group by s.id
+    -- at the nearest point, the diagnostic established closest to the sale (then by a hash of its id)
+    select id, any_value(distance_m) as distance_m, arg_min(dpe_id, k) as dpe_id, arg_min(classe_energie, k) as classe_energie
+    from (
+        select s.id, n.distance_m, d.dpe_id, d.classe_energie,
+            (abs(date_diff('day', d.date_etablissement_dpe, s.date_mutation))::hugeint << 64) + hash(d.dpe_id)::hugeint as k
+        from sales s
+        join nearest n on n.s_lat = s.latitude and n.s_lon = s.longitude and n.code_departement = s.code_departement
+        join diagnostics d on d.latitude = n.d_lat and d.longitude = n.d_lon and d.code_departement = n.code_departement
+    )
+    group by id
 ),
 
 final as (
