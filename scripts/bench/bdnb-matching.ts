@@ -153,6 +153,7 @@ export async function buildBenchMarts(opts: { dir: string; groups: number; sales
 
     log('  matching (bdnb_ventes.sql as the runner builds it):');
     await buildModel(conn, models.get('bdnb_ventes')!, body('bdnb_ventes'), steps, log);
+    await buildModel(conn, models.get('bdnb_age_stats_departements')!, body('bdnb_age_stats_departements'), steps, log);
     const [match] = await all<Record<string, number>>(conn, `SELECT (SELECT count(*) FROM ventes) AS sales, count(*) AS matched,
         count(*) FILTER (match_method = 'parcelle') AS by_parcel, count(*) FILTER (match_method = 'distance') AS by_distance,
         count(*) FILTER (match_method = 'distance' AND match_distance_m <= 50) AS within_50m FROM bdnb_ventes`);
