@@ -17,7 +17,7 @@ import { bdnbAgeStats } from '../../api/routes/bdnb/age-stats';
 import { transactionBdnb } from '../../api/routes/bdnb/building';
 import { bdnbRenovationScore } from '../../api/routes/bdnb/renovation-score';
 import { bdnbStats } from '../../api/routes/bdnb/stats';
-import { benchMartsFile, buildBenchMarts, DEFAULT_BENCH_DIR } from './bdnb-matching';
+import { benchMartsFile, buildBenchMarts, DEFAULT_BENCH_DIR, ensureBdnbModels } from './bdnb-matching';
 
 const argv = process.argv.slice(2);
 const arg = (k: string, d: string) => {
@@ -32,6 +32,7 @@ const fmt = (x: number, d = 0) => x.toLocaleString('en-US', { minimumFractionDig
 
 const file = benchMartsFile(dir, groups, sales);
 if (!fs.existsSync(file)) await buildBenchMarts({ dir, groups, sales });
+else await ensureBdnbModels(file);
 fs.writeFileSync(path.join(dir, 'serving', 'CURRENT'), path.basename(file) + '\n');
 
 const db = new ServingDb({ dataRoot: dir });

@@ -124,6 +124,7 @@ export async function buildBenchMarts(opts: { dir: string; groups: number; sales
     if (cols !== [...Object.keys(bdnbDeclaration.schema), 'code_departement'].sort().join(',')) throw new Error(`src_bdnb columns differ from the BDNB schema: ${cols}`);
     await run(conn, `create or replace temp view stg_bdnb_parcelles as ${body('stg_bdnb_parcelles')}`);
     await buildModel(conn, models.get('bdnb_batiments')!, body('bdnb_batiments'), steps, log);
+    await buildModel(conn, models.get('bdnb_stats_departements')!, body('bdnb_stats_departements'), steps, log);
 
     // Sales: each at a random group (hash), with the matching situations of the header above.
     await timed(steps, `synthetic ventes (${fmt(S)} sales)`, () => run(conn, `CREATE OR REPLACE TABLE ventes AS
@@ -152,6 +153,7 @@ export async function buildBenchMarts(opts: { dir: string; groups: number; sales
 
     log('  matching (bdnb_ventes.sql as the runner builds it):');
     await buildModel(conn, models.get('bdnb_ventes')!, body('bdnb_ventes'), steps, log);
+    await buildModel(conn, models.get('bdnb_age_stats_departements')!, body('bdnb_age_stats_departements'), steps, log);
     const [match] = await all<Record<string, number>>(conn, `SELECT (SELECT count(*) FROM ventes) AS sales, count(*) AS matched,
         count(*) FILTER (match_method = 'parcelle') AS by_parcel, count(*) FILTER (match_method = 'distance') AS by_distance,
         count(*) FILTER (match_method = 'distance' AND match_distance_m <= 50) AS within_50m FROM bdnb_ventes`);
@@ -165,6 +167,25 @@ export async function buildBenchMarts(opts: { dir: string; groups: number; sales
     conn.closeSync();
     instance.closeSync();
     throw e;
+  }
+}
+
+/**
+ * Builds the BDNB models a serving file of this benchmark lacks (e.g. one added to marts/models after the file was
+ * built), from its tables, as the runner would.
+ */
+export async function ensureBdnbModels(file: string, log: (m: string) => void = console.log): Promise<void> {
+  const instance = await DuckDBInstance.create(file, { threads: '2' });
+  const conn = await instance.connect();
+  try {
+    const have = new Set((await all<{ name: string }>(conn, 'select table_name as name from duckdb_tables()')).map((r) => r.name));
+    for (const m of loadModels().filter((x) => x.name.startsWith('bdnb_') && x.materialized === 'table' && !have.has(x.name))) {
+      await buildModel(conn, m, m.sql.replace(/\{\{\s*ref\('(\w+)'\)\s*\}\}/g, (_, r: string) => r), [], log);
+    }
+    await run(conn, 'checkpoint');
+  } finally {
+    conn.closeSync();
+    instance.closeSync();
   }
 }
 

@@ -33,15 +33,27 @@ export const bdnbAgeStats = defineEndpoint({
   credits: 10,
   errors: ['missing_location', 'unsupported_location'],
   prepare: ({ query: q }) => prepareZone(q, 'bdnb/age-stats'),
-  async handler({ where, params }, { ctx }) {
-    const [[zone], rows] = await Promise.all([
-      ctx.db.query<{ med: number | null }>(`select median(prix_m2) as med from ventes where ${where}`, params),
-      ctx.db.query<{ tranche: string; nb: number; med: number; avg: number }>(
-        `select tranche, count(*) as nb, median(prix_m2) as med, avg(prix_m2) as avg
-         from bdnb_ventes where ${where} and tranche is not null group by tranche`,
-        params,
-      ),
-    ]);
+  async handler({ where, params, departement, typeKey }, { ctx }) {
+    let zone: { med: number | null } | undefined;
+    let rows: Array<{ tranche: string; nb: number; med: number; avg: number }>;
+    if (departement !== undefined) {
+      // A whole département: its precomputed rows (the same figures, bdnb_age_stats_departements), the zone row first.
+      const all = await ctx.db.query<{ tranche: string | null; nb: number; med: number; avg: number }>(
+        'select tranche, nb, med, avg from bdnb_age_stats_departements where code_departement = $dep and type_key = $type',
+        { dep: departement, type: typeKey },
+      );
+      zone = all.find((r) => r.tranche === null);
+      rows = all.filter((r): r is (typeof all)[number] & { tranche: string } => r.tranche !== null);
+    } else {
+      [[zone], rows] = await Promise.all([
+        ctx.db.query<{ med: number | null }>(`select median(prix_m2) as med from ventes where ${where}`, params),
+        ctx.db.query<{ tranche: string; nb: number; med: number; avg: number }>(
+          `select tranche, count(*) as nb, median(prix_m2) as med, avg(prix_m2) as avg
+           from bdnb_ventes where ${where} and tranche is not null group by tranche`,
+          params,
+        ),
+      ]);
+    }
     const zoneMedian = zone?.med ?? null;
     const byTranche = new Map(rows.map((r) => [r.tranche, r]));
     const tranches = TRANCHES.map((tranche) => {

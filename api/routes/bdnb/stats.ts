@@ -45,6 +45,8 @@ export const bdnbStats = defineEndpoint({
     const where: string[] = [];
     const params: Record<string, string> = {};
     let notice: string | undefined;
+    /** Set when the zone is exactly one whole département: its precomputed row (bdnb_stats_departements) answers. */
+    let departement: string | undefined;
     const code = q.code_commune_insee?.toUpperCase();
     if (code !== undefined && !getCommune(code)) throw invalidParams([{ param: 'code_commune_insee', issue: `${code} names no commune of the reference geography` }]);
     if (code !== undefined || q.commune !== undefined || q.code_departement !== undefined) {
@@ -53,18 +55,24 @@ export const bdnbStats = defineEndpoint({
       where.push(loc.where);
       Object.assign(params, loc.params);
       if (loc.notices.length) notice = loc.notices.join(' ');
+      if (code === undefined && q.commune === undefined) departement = String(loc.params.loc_dep);
     }
     if (q.code_postal !== undefined) {
       const deps = [...new Set(communesOfPostalCode(q.code_postal).map((c) => c.departement))].sort();
       if (!deps.length) throw invalidParams([{ param: 'code_postal', issue: `${q.code_postal} is not a postal code of the reference geography` }]);
       where.push(`code_departement in (${deps.map((_, i) => `$cp_dep${i}`).join(', ')})`);
       deps.forEach((d, i) => (params[`cp_dep${i}`] = d));
+      if (q.code_departement === undefined && deps.length === 1 && where.length === 1) departement = deps[0];
+      else if (departement !== undefined && !deps.includes(departement)) departement = undefined; // an empty intersection: the scan says 0
       notice = [notice, `BDNB buildings carry no postal code: figures for code_postal ${q.code_postal} cover département${deps.length > 1 ? 's' : ''} ${deps.join(', ')}.`].filter(Boolean).join(' ');
     }
-    return { where: where.join(' and '), params, notice };
+    return { where: where.join(' and '), params, notice, departement };
   },
-  async handler({ where, params, notice }, { ctx }) {
-    const [r] = await ctx.db.query<Record<string, number | null>>(
+  async handler({ where, params, notice, departement }, { ctx }) {
+    // A whole département: one precomputed row (no row = no building, as the scan would count).
+    const [r = {}] = departement !== undefined
+      ? await ctx.db.query<Record<string, number | null>>('select * from bdnb_stats_departements where code_departement = $dep', { dep: departement })
+      : await ctx.db.query<Record<string, number | null>>(
       `select count(*) as nb_batiments, count(annee_construction) as nb_avec_annee,
          coalesce(sum(nb_log), 0) as nb_logements_total, median(annee_construction) as annee_median,
          ${TRANCHES.map((t, i) => `count(*) filter (tranche = $t${i}) as "t_${t}"`).join(', ')},

@@ -22,14 +22,16 @@ bat as (
 ),
 
 -- computed once, read twice below (the matches, and the sales left for the distance search)
+-- The choices per sale are aggregates (arg_min over a sort key), not row_number() windows: a hash aggregate per sale
+-- instead of sorting millions of candidate rows by sale.
 by_parcel as materialized (
-    select s.id, r.batiment_groupe_id
+    select s.id,
+        -- the group whose main parcel it is first, then the largest footprint (unknown last), then the smallest id
+        arg_min(r.batiment_groupe_id, (not r.parcelle_principale, coalesce(-b.s_geom_groupe, 'infinity'::double), r.batiment_groupe_id)) as batiment_groupe_id
     from sales s
     join {{ ref('stg_bdnb_parcelles') }} r on r.parcelle_id = s.id_parcelle
     join bat b on b.batiment_groupe_id = r.batiment_groupe_id
-    qualify row_number() over (
-        partition by s.id order by r.parcelle_principale desc, b.s_geom_groupe desc nulls last, r.batiment_groupe_id
-    ) = 1
+    group by s.id
 ),
 
 -- The sales left for the distance search (a point, no parcel match).
@@ -53,7 +55,8 @@ near_cells as (
 ),
 
 near as materialized (
-    select id, batiment_groupe_id, distance_m
+    -- the nearest group (then the smallest id)
+    select id, arg_min(batiment_groupe_id, (distance_m, batiment_groupe_id)) as batiment_groupe_id
     from (
         select s.id, b.batiment_groupe_id,
             -- haversine_m: the runner's macro (lib/distance.ts)
@@ -68,7 +71,7 @@ near as materialized (
         join near_cells b using (cy, cx)
     )
     where distance_m <= 50
-    qualify row_number() over (partition by id order by distance_m, batiment_groupe_id) = 1
+    group by id
 ),
 
 far_cells as (
@@ -79,7 +82,7 @@ far_cells as (
 ),
 
 far as (
-    select id, batiment_groupe_id, distance_m
+    select id, arg_min(batiment_groupe_id, (distance_m, batiment_groupe_id)) as batiment_groupe_id
     from (
         select s.id, b.batiment_groupe_id,
             haversine_m(s.latitude, s.longitude, b.latitude, b.longitude) as distance_m
@@ -94,7 +97,7 @@ far as (
         join far_cells b using (cy, cx)
     )
     where distance_m <= 200
-    qualify row_number() over (partition by id order by distance_m, batiment_groupe_id) = 1
+    group by id
 ),
 
 by_distance as (
