@@ -1,4 +1,4 @@
-// `npm run bench [-- --sales 20000000 --data-dir data-bench --duration 10 --connections 1,8,32 --only market --json FILE]`:
+// `npm run bench [-- --sales 20000000 --data-dir data-bench --duration 10 --connections 1,8,32 --only market --json FILE]` (--only: substrings of case names, '|' between several):
 // HTTP load benchmark of the API on a France-scale dataset.
 //
 // 1. Ensures the dataset (scripts/bench/france-data.ts, in a child process): synthetic geo-DVF for 2020–2025
@@ -366,7 +366,7 @@ async function main() {
 
   try {
     let printedHead = false;
-    for (const c of CASES.filter((x) => !a.only || x.name.includes(a.only))) {
+    for (const c of CASES.filter((x) => !a.only || a.only.split('|').some((o) => x.name.includes(o)))) {
       // Probe: the fixed query must answer 200 (else the endpoint is missing or rejects the parameters).
       const fixedUrl = urlOf(c.path, c.fixed);
       sent.add(fixedUrl);
