@@ -13,9 +13,8 @@
 -- points in grids of cells at least as wide as its radius (rules in dpe_ventes.sql) and compares a point with the
 -- 3 × 3 block of cells around it, never a cross join: first cells of 52 m, where a point found within 50 m is the
 -- nearest (any nearer one is in the same block); the sale points left then search cells of 205 m.
--- sales and diagnostics are read again where needed rather than held (NOT MATERIALIZED): at France scale, 18 M sales
--- kept in memory beside the joins' hash tables overflow the runner's 8 GB.
 with sales as not materialized (
+    -- read again where needed rather than held in memory beside the joins' hash tables (18 M rows at France scale)
     select id, date_mutation, annee, type_local, prix_m2, latitude, longitude, code_postal, code_commune_actuel, commune, code_departement
     from {{ ref('ventes') }}
     where type_local in ('Maison', 'Appartement') and not is_bulk_sale and not is_outlier and not is_vefa
