@@ -380,7 +380,13 @@ describe('same location', () => {
 describe('local price index (valuation_indice_prix)', () => {
   it('equals the independent fit on the 24 months before each month, per commune and département, without later sales', async () => {
     const [{ last }] = await api.ctx.db.query<{ last: string }>('select max(mois)::VARCHAR as last from valuation_indice_prix');
-    const months = [last, `${Number(last.slice(0, 4)) - 1}${last.slice(4)}`];
+    // and the months whose window starts at the first month with sales (it must count: a grid starting one month
+    // later once left each zone's first month out of every window)
+    const [{ early, later }] = await api.ctx.db.query<{ early: string; later: string }>(
+      `select (date_trunc('month', min(date_mutation)) + interval 6 month)::DATE::VARCHAR as early,
+        (date_trunc('month', min(date_mutation)) + interval 12 month)::DATE::VARCHAR as later from valuation_ventes`,
+    );
+    const months = [last, `${Number(last.slice(0, 4)) - 1}${last.slice(4)}`, early, later];
     let compared = 0;
     for (const type of ['Appartement', 'Maison']) {
       for (const mois of months) {

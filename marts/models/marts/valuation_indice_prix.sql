@@ -30,14 +30,15 @@ monthly as (
 ),
 
 zones as (
-    -- a commune that never reaches 120 sales of a type cannot qualify: left out before the monthly grid is built
+    -- a commune that never reaches 120 sales of a type cannot qualify: left out before the monthly grid is built;
+    -- the grid starts at the first month with sales so that its sales enter the windows of the months after it
     select niveau, zone, type_local, min(m) as first_m
     from monthly group by all
     having niveau = 'departement' or sum(n) >= 120
 ),
 
 grid as (
-    select z.niveau, z.zone, z.type_local, unnest(range(z.first_m + 1, b.last_m + 1)) as m
+    select z.niveau, z.zone, z.type_local, unnest(range(z.first_m, b.last_m + 1)) as m
     from zones z cross join (select max(m) as last_m from sales) b
 ),
 
