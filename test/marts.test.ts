@@ -55,6 +55,13 @@ describe('ventes on the real samples', () => {
     expect(fs.existsSync(path.join(data, 'marts', 'ventes.parquet'))).toBe(true);
   });
 
+  it('the serving file has every index the model headers declare (created after all models)', async () => {
+    const declared = loadModels().flatMap((m) => m.indexes.map((c) => `${m.name}_${c}_idx`)).sort();
+    const rows = await servingRows(serving, `select index_name from duckdb_indexes() order by 1`);
+    expect(rows.map((r) => r.index_name)).toEqual(declared);
+    expect(declared).toContain('ventes_id_idx');
+  });
+
   it('one row per sale: every geo-DVF mutation except exchanges, counted independently from the file', async () => {
     const body = fs.readFileSync(GEO_SAMPLE, 'utf8').trimEnd().split('\n').slice(1).map((l) => splitCsv(l));
     const expected = new Set(body.filter((f) => f[3] !== 'Echange' && Number(f[4]) > 0).map((f) => f[0])).size;
