@@ -18,7 +18,7 @@ export const dpeLocationFields = locationFields;
 export const typeLocal2 = enumParam(['Maison', 'Appartement'], 'Maison or Appartement (default: both); filters the DVF side.').optional();
 
 /** The zone of a DPE endpoint: latitude/longitude are unsupported_location; `accept` lists the accepted filters. */
-export function dpeLocation(q: LocationInput & Record<string, unknown>, accept: LocationKind[] = ['code_postal', 'commune', 'code_departement']): Location {
+function dpeLocation(q: LocationInput & Record<string, unknown>, accept: LocationKind[] = ['code_postal', 'commune', 'code_departement']): Location {
   if (q.latitude !== undefined || q.longitude !== undefined) {
     throw new ApiError('unsupported_location', `latitude/longitude searches are not supported here (use ${accept.join(', ')})`);
   }
@@ -26,7 +26,7 @@ export function dpeLocation(q: LocationInput & Record<string, unknown>, accept: 
 }
 
 /** The zone as the responses' `filters` echo it. */
-export function zoneEcho(location: Location): { code_postal: string | null; commune: string | null; code_departement: string | null } {
+function zoneEcho(location: Location): { code_postal: string | null; commune: string | null; code_departement: string | null } {
   return { code_postal: location.echo.code_postal, commune: location.echo.commune, code_departement: location.echo.code_departement };
 }
 
@@ -61,7 +61,7 @@ export function gapVsD(stats: Map<Classe, ClassRow>, c: Classe): number | null {
 export const pct = (part: number, total: number) => (total > 0 ? round2((part / total) * 100) : null);
 
 /** Conditions over a sales mart (dpe_ventes, dpe_ventes_200m): the zone and, when given, the dwelling type. */
-export function martWhere(location: Location, typeLocal: string | undefined, extra: string[] = []): { where: string; params: Params } {
+function martWhere(location: Location, typeLocal: string | undefined, extra: string[] = []): { where: string; params: Params } {
   const params: Params = { ...location.params };
   const where = [location.where, ...extra];
   if (typeLocal) {
