@@ -176,6 +176,7 @@ async function build(lake: Lake, root: string, modelsDirs: string[], log: (m: st
       } else {
         const order = model.sort.length ? ` order by ${model.sort.join(', ')}` : '';
         await run(conn, `create or replace table ${model.name} as select * from (${body})${order}`);
+        for (const col of model.indexes) await run(conn, `create index ${model.name}_${col}_idx on ${model.name} (${col})`);
       }
       for (const check of model.checks) {
         const [row] = await all<Record<string, number>>(conn, checkQuery(model.name, check));
@@ -188,13 +189,6 @@ async function build(lake: Lake, root: string, modelsDirs: string[], log: (m: st
       const seconds = (performance.now() - t0) / 1000;
       report.models.push({ name: model.name, rows, seconds, checks: model.checks.length });
       log(`  ${model.name.padEnd(24)} ${rows === null ? 'view' : `${rows} rows`}, ${model.checks.length} checks passed, ${seconds.toFixed(2)} s`);
-    }
-
-    // Indexes (ART, for the API's point lookups) once every model is built: they stay in memory once created, and at
-    // France scale (35.7 M BDNB ids, 20 M sale ids, 13 M diagnostic ids) building them model by model left the later
-    // models too little of the memory limit (valuation_ventes ran out of memory).
-    for (const model of ordered) {
-      for (const col of model.indexes) await run(conn, `create index ${model.name}_${col}_idx on ${model.name} (${col})`);
     }
 
     // Snapshot of the manifest inside the serving file, so data vintages and the served data never disagree.
