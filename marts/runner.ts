@@ -136,7 +136,8 @@ async function build(lake: Lake, root: string, modelsDirs: string[], log: (m: st
   // unique even for two builds in the same second: the name is what tells the API a new build exists
   const name = `foncier-${stamp}-${crypto.randomBytes(4).toString('hex')}.duckdb`;
   const building = path.join(servingDir, `.building-${process.pid}-${name}`);
-  const instance = await DuckDBInstance.create(building, { threads: '2', memory_limit: '8GB' });
+  // FONCIER_MARTS_MEMORY_LIMIT (a DuckDB size, default 8GB) for machines with more memory: docs/performance.md
+  const instance = await DuckDBInstance.create(building, { threads: '2', memory_limit: process.env.FONCIER_MARTS_MEMORY_LIMIT || '8GB' });
   const conn = await instance.connect();
   await run(conn, HAVERSINE_MACRO_SQL);
   const report: BuildReport = { servingFile: '', models: [], seconds: 0 };
