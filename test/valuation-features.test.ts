@@ -142,6 +142,28 @@ async function martEffects(type: string, niveau: string, zone: string, vintage: 
   return Object.fromEntries(r.map((x) => [`${x.variable}|${x.modalite}`, x.effet as number]));
 }
 
+describe('valuation_ventes features on the demo data', () => {
+  it("carry each sale's matched diagnostic class and building year, and no other sale's", async () => {
+    const dpe = new Map((await rows('select id, classe_energie from dpe_ventes')).map((r) => [r.id, r.classe_energie]));
+    const bdnb = new Map((await rows('select id, annee_construction, tranche from bdnb_ventes')).map((r) => [r.id, r]));
+    const sales = await rows('select id, classe_dpe, annee_construction, tranche_construction from valuation_ventes');
+    expect(dpe.size).toBeGreaterThan(1000);
+    expect(bdnb.size).toBeGreaterThan(1000);
+    let withClass = 0;
+    let withYear = 0;
+    for (const s of sales) {
+      const b = bdnb.get(s.id);
+      expect(s.classe_dpe ?? null).toBe(dpe.get(s.id) ?? null);
+      expect(s.annee_construction ?? null).toBe(b?.annee_construction ?? null);
+      expect(s.tranche_construction ?? null).toBe(b?.tranche ?? null);
+      if (s.classe_dpe) withClass++;
+      if (s.annee_construction) withYear++;
+    }
+    expect(withClass).toBeGreaterThan(sales.length / 2);
+    expect(withYear).toBeGreaterThan(sales.length / 2);
+  });
+});
+
 describe('valuation_ajustements on the demo data', () => {
   let latest: string;
   beforeAll(async () => {

@@ -13,17 +13,25 @@
 -- (the endpoints exclude them by default). Sales without coordinates stay for the postal-code and commune fallbacks.
 -- Building and energy features (issue 18 item 4, lib/valuation/features.ts): the energy class of the sale's matched
 -- diagnostic (dpe_ventes) and the construction year and bracket of its matched BDNB building (bdnb_ventes), NULL when
--- the sale has no match; both marts hold at most one row per sale, so the LEFT JOINs never duplicate a sale.
-with final as (
+-- the sale has no match; both marts hold at most one row per sale, so the LEFT JOIN never duplicates a sale.
+-- Both are merged by sale first (a full join of two narrow tables), so the sales meet ONE hash table on their way to
+-- the sort: at France scale (20 M sales, 19 M matched buildings) two hash joins feeding the sort ran out of the 8 GB
+-- memory limit with 2 threads (docs/performance.md).
+with features as (
+    select id, d.classe_energie, b.annee_construction, b.tranche
+    from (select id, classe_energie from {{ ref('dpe_ventes') }}) d
+    full join (select id, annee_construction, tranche from {{ ref('bdnb_ventes') }}) b using (id)
+),
+
+final as (
     select v.id, v.id_mutation, v.date_mutation, v.type_local, v.valeur_fonciere, v.prix_m2, v.surface_reelle_bati,
         v.nombre_pieces_principales, v.address, v.code_postal, v.code_commune_actuel, v.commune, v.code_departement,
         v.latitude, v.longitude, v.is_bulk_sale,
         floor(v.latitude * 20)::INTEGER as lat_band,
-        d.classe_energie as classe_dpe,
-        b.annee_construction, b.tranche as tranche_construction
+        f.classe_energie as classe_dpe,
+        f.annee_construction, f.tranche as tranche_construction
     from {{ ref('ventes') }} v
-    left join {{ ref('dpe_ventes') }} d on d.id = v.id
-    left join {{ ref('bdnb_ventes') }} b on b.id = v.id
+    left join features f on f.id = v.id
     where v.type_local in ('Maison', 'Appartement')
       and not v.is_outlier and not v.is_vefa
       and v.prix_m2 is not null and v.surface_reelle_bati > 0
