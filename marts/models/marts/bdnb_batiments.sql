@@ -1,6 +1,6 @@
 -- grain: one row per BDNB building group (every building, sold or not)
 -- materialized: table
--- sort: code_departement, code_commune_actuel
+-- sort: code_departement, code_commune_actuel, batiment_groupe_id
 -- index: batiment_groupe_id
 -- check: unique(batiment_groupe_id)
 -- check: not_null(batiment_groupe_id, code_departement, usage_principal)

@@ -17,8 +17,13 @@ with sales as (
     from {{ ref('ventes') }}
 ),
 
+-- A group is carried through the search by its row number in bdnb_batiments (`rowid`, in the mart's order:
+-- département, commune, id), not by its 22-character id: the per-sale choices below are arg_min aggregates whose value
+-- and key are then fixed-size integers. With string values and struct keys, every aggregate state allocates its own
+-- copy outside DuckDB's spillable memory: at France scale (20 M sales × 35.7 M groups) that reached the 8 GB limit
+-- (docs/performance.md).
 bat as (
-    select batiment_groupe_id, latitude, longitude, s_geom_groupe from {{ ref('bdnb_batiments') }}
+    select rowid as bat_row, batiment_groupe_id, latitude, longitude, s_geom_groupe from {{ ref('bdnb_batiments') }}
 ),
 
 -- computed once, read twice below (the matches, and the sales left for the distance search)
@@ -26,8 +31,11 @@ bat as (
 -- instead of sorting millions of candidate rows by sale.
 by_parcel as materialized (
     select s.id,
-        -- the group whose main parcel it is first, then the largest footprint (unknown last), then the smallest id
-        arg_min(r.batiment_groupe_id, (not r.parcelle_principale, coalesce(-b.s_geom_groupe, 'infinity'::double), r.batiment_groupe_id)) as batiment_groupe_id
+        -- the group whose main parcel it is first, then the largest footprint (to the cm², unknown last), then the
+        -- first in the mart's order (the smallest id of the commune): one HUGEINT key, 1 + 47 + 40 bits
+        arg_min(b.bat_row, ((not r.parcelle_principale)::HUGEINT << 87)
+            + ((140737488355327 - coalesce(1 + least(greatest(round(b.s_geom_groupe * 100), 0), 140737488355000), 0))::HUGEINT << 40)
+            + b.bat_row) as bat_row
     from sales s
     join {{ ref('stg_bdnb_parcelles') }} r on r.parcelle_id = s.id_parcelle
     join bat b on b.batiment_groupe_id = r.batiment_groupe_id
@@ -48,17 +56,17 @@ to_place as materialized (
 -- any nearer one is in the same block; most sales are placed there, against a few candidates each. The others then
 -- search 200 m (0.0018° × 0.0029°), which alone would compare each sale with 16 times more groups.
 near_cells as (
-    select batiment_groupe_id, latitude, longitude,
+    select bat_row, latitude, longitude,
         floor(latitude / 0.00045)::bigint as cy, floor(longitude / 0.000725)::bigint as cx
     from bat
     where latitude is not null and longitude is not null
 ),
 
 near as materialized (
-    -- the nearest group (then the smallest id)
-    select id, arg_min(batiment_groupe_id, (distance_m, batiment_groupe_id)) as batiment_groupe_id
+    -- the nearest group (to the mm), then the first in the mart's order: one BIGINT key, distance_mm × 2^40 + row
+    select id, arg_min(bat_row, round(distance_m * 1000)::BIGINT * 1099511627776 + bat_row) as bat_row
     from (
-        select s.id, b.batiment_groupe_id,
+        select s.id, b.bat_row,
             -- haversine_m: the runner's macro (lib/distance.ts)
             haversine_m(s.latitude, s.longitude, b.latitude, b.longitude) as distance_m
         from (
@@ -75,16 +83,16 @@ near as materialized (
 ),
 
 far_cells as (
-    select batiment_groupe_id, latitude, longitude,
+    select bat_row, latitude, longitude,
         floor(latitude / 0.0018)::bigint as cy, floor(longitude / 0.0029)::bigint as cx
     from bat
     where latitude is not null and longitude is not null
 ),
 
 far as (
-    select id, arg_min(batiment_groupe_id, (distance_m, batiment_groupe_id)) as batiment_groupe_id
+    select id, arg_min(bat_row, round(distance_m * 1000)::BIGINT * 1099511627776 + bat_row) as bat_row
     from (
-        select s.id, b.batiment_groupe_id,
+        select s.id, b.bat_row,
             haversine_m(s.latitude, s.longitude, b.latitude, b.longitude) as distance_m
         from (
             select t.id, t.latitude, t.longitude,
@@ -101,20 +109,20 @@ far as (
 ),
 
 by_distance as (
-    select id, batiment_groupe_id from near
+    select id, bat_row from near
     union all
-    select id, batiment_groupe_id from far
+    select id, bat_row from far
 ),
 
 matched as (
-    select id, batiment_groupe_id, 'parcelle' as match_method from by_parcel
+    select id, bat_row, 'parcelle' as match_method from by_parcel
     union all
-    select id, batiment_groupe_id, 'distance' as match_method from by_distance
+    select id, bat_row, 'distance' as match_method from by_distance
 ),
 
 final as (
     select
-        s.id, m.batiment_groupe_id, m.match_method,
+        s.id, b.batiment_groupe_id, m.match_method,
         -- the distance from the sale's point to the group's centroid, whatever the method (null without both points)
         round(haversine_m(s.latitude, s.longitude, b.latitude, b.longitude), 1) as match_distance_m,
         s.code_departement, s.code_postal, s.code_commune_actuel, s.latitude, s.longitude, s.type_local, s.prix_m2,
@@ -122,7 +130,7 @@ final as (
         b.annee_construction, b.tranche, b.mat_mur_txt
     from matched m
     join sales s using (id)
-    join {{ ref('bdnb_batiments') }} b using (batiment_groupe_id)
+    join {{ ref('bdnb_batiments') }} b on b.rowid = m.bat_row
 )
 
 select * from final
