@@ -127,6 +127,27 @@ const wkt = (polys: number[][][][]) =>
   `MULTIPOLYGON (${polys.map((p) => `(${p.map((r) => `(${r.map(([x, y]) => `${x} ${y}`).join(', ')})`).join(', ')})`).join(', ')})`;
 
 describe('footprint centroid', () => {
+  it('reads Z coordinates and spaces around parentheses like the plain spelling; an unreadable number does not stop the import', async () => {
+    const dir = tempDir();
+    const ring = [[654000, 6862000], [654040, 6862000], [654040, 6862010], [654010, 6862030], [654000, 6862000]];
+    const hole = [[654002, 6862002], [654002, 6862006], [654006, 6862006], [654002, 6862002]];
+    const plain = `MULTIPOLYGON(((${ring.map(([x, y]) => `${x} ${y}`).join(',')}),(${hole.map(([x, y]) => `${x} ${y}`).join(',')})))`;
+    const spaced = ` MULTIPOLYGON Z ( ( ( ${ring.map(([x, y]) => `${x} ${y} 35.5`).join(' , ')} ) , ( ${hole.map(([x, y]) => `${x} ${y} 35.5`).join(',')}) ) )  `;
+    const file = path.join(dir, 'batiment_groupe.csv');
+    fs.writeFileSync(file, 'batiment_groupe_id,geom_groupe\n' +
+      `a,"${plain}"\nb,"${spaced}"\nc,"POLYGON ((654000 6862000,654040 x,654040 6862010,654000 6862000))"\n`);
+    const staged = await stageBdnb(db.conn, { batiment_groupe: file });
+    expect(staged.rowsRead).toBe(3);
+    const rows = new Map((await all<{ batiment_groupe_id: string; latitude: number; longitude: number }>(db.conn,
+      'SELECT batiment_groupe_id, latitude, longitude FROM bdnb_batiments')).map((r) => [r.batiment_groupe_id, r]));
+    const expected = jsCentroid([[ring, hole]]);
+    for (const id of ['a', 'b']) {
+      expect(Math.abs(rows.get(id)!.latitude - expected.lat)).toBeLessThan(1e-7);
+      expect(Math.abs(rows.get(id)!.longitude - expected.lon)).toBeLessThan(1e-7);
+    }
+    expect(rows.has('c')).toBe(true);
+  });
+
   it('matches a JS shoelace + proj4 on footprints with holes, several parts and either orientation', async () => {
     const dir = tempDir();
     // An L-shaped block in Paris 11e with a courtyard (hole, clockwise), a detached annex, and a counter-clockwise
