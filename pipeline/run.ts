@@ -74,7 +74,7 @@ async function fetchPart(part: Part, opts: RunOptions, hooks: RunHooks): Promise
     vintage = (res.lastModified ? new Date(res.lastModified) : new Date()).toISOString().slice(0, 10);
   }
   const sha256 = await sha256File(file);
-  if (file.endsWith('.zip')) {
+  if (file.endsWith('.zip') && !part.keepArchive) {
     file = part.zipEntry
       ? await unzipEntry(file, part.zipEntry, path.join(path.dirname(file), path.basename(part.zipEntry)))
       : await unzipFirstEntry(file, file.replace(/\.zip$/, ''));

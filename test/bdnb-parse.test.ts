@@ -93,6 +93,32 @@ describe('the real extracts (pre-2023 millésime, QGIS re-exports)', () => {
   });
 });
 
+describe('repeated ids in the other tables', () => {
+  it('keeps one ffo_bat row per group (a construction year first) and the dvf row with the most sales; relation pairs counted once', async () => {
+    const dir = tempDir();
+    const f = (name: string, text: string) => {
+      fs.writeFileSync(path.join(dir, name), text);
+      return path.join(dir, name);
+    };
+    const files = {
+      batiment_groupe: f('bg.csv', 'batiment_groupe_id,code_commune_insee\nA,75111\nB,75111\nC,75111\n'),
+      batiment_groupe_ffo_bat: f('ffo.csv', 'batiment_groupe_id,annee_construction,nb_log\nA,,1\nA,1930,2\nB,1975,3\nZ,2001,4\nZ,2002,5\n'),
+      batiment_groupe_dvf_open_statistique: f('dvf.csv', 'batiment_groupe_id,nb_mutation,prix_m2_local_median\nB,1,1000\nB,4,4000\nB,2,2000\n'),
+      rel_batiment_groupe_parcelle: f('rel.csv', 'batiment_groupe_id,parcelle_id,parcelle_principale\nA,75111000AA0002,f\nA,75111000AA0001,t\nA,75111000AA0002,t\nA,75111000AA0003,f\nA,75111000AA0003,f\nQ,75111000AA0009,t\n'),
+    };
+    const staged = await stageBdnb(db.conn, files);
+    expect(staged.anomalies).toMatchObject({ duplicate_batiment_groupe_id: 0, relation_unknown_group: 1, missing_annee_construction: 1 });
+    const rows = await all(db.conn, `SELECT batiment_groupe_id, annee_construction, nb_log, dvf_nb_mutations, dvf_prix_m2_median,
+      parcelles_principales, parcelles_secondaires FROM bdnb_batiments ORDER BY 1`);
+    expect(rows).toEqual([
+      { batiment_groupe_id: 'A', annee_construction: 1930, nb_log: 2, dvf_nb_mutations: null, dvf_prix_m2_median: null,
+        parcelles_principales: '75111000AA0001,75111000AA0002', parcelles_secondaires: '75111000AA0003' },
+      { batiment_groupe_id: 'B', annee_construction: 1975, nb_log: 3, dvf_nb_mutations: 4, dvf_prix_m2_median: 4000, parcelles_principales: null, parcelles_secondaires: null },
+      { batiment_groupe_id: 'C', annee_construction: null, nb_log: null, dvf_nb_mutations: null, dvf_prix_m2_median: null, parcelles_principales: null, parcelles_secondaires: null },
+    ]);
+  });
+});
+
 /** Independent centroid: shoelace per ring in JS (outline minus holes), then proj4. */
 function jsCentroid(polys: number[][][][]): { lat: number; lon: number } {
   // relative to the first vertex: raw Lambert-93 products (≈ 10^18) would lose metres to rounding
@@ -127,6 +153,27 @@ const wkt = (polys: number[][][][]) =>
   `MULTIPOLYGON (${polys.map((p) => `(${p.map((r) => `(${r.map(([x, y]) => `${x} ${y}`).join(', ')})`).join(', ')})`).join(', ')})`;
 
 describe('footprint centroid', () => {
+  it('reads Z coordinates and spaces around parentheses like the plain spelling; an unreadable number does not stop the import', async () => {
+    const dir = tempDir();
+    const ring = [[654000, 6862000], [654040, 6862000], [654040, 6862010], [654010, 6862030], [654000, 6862000]];
+    const hole = [[654002, 6862002], [654002, 6862006], [654006, 6862006], [654002, 6862002]];
+    const plain = `MULTIPOLYGON(((${ring.map(([x, y]) => `${x} ${y}`).join(',')}),(${hole.map(([x, y]) => `${x} ${y}`).join(',')})))`;
+    const spaced = ` MULTIPOLYGON Z ( ( ( ${ring.map(([x, y]) => `${x} ${y} 35.5`).join(' , ')} ) , ( ${hole.map(([x, y]) => `${x} ${y} 35.5`).join(',')}) ) )  `;
+    const file = path.join(dir, 'batiment_groupe.csv');
+    fs.writeFileSync(file, 'batiment_groupe_id,geom_groupe\n' +
+      `a,"${plain}"\nb,"${spaced}"\nc,"POLYGON ((654000 6862000,654040 x,654040 6862010,654000 6862000))"\n`);
+    const staged = await stageBdnb(db.conn, { batiment_groupe: file });
+    expect(staged.rowsRead).toBe(3);
+    const rows = new Map((await all<{ batiment_groupe_id: string; latitude: number; longitude: number }>(db.conn,
+      'SELECT batiment_groupe_id, latitude, longitude FROM bdnb_batiments')).map((r) => [r.batiment_groupe_id, r]));
+    const expected = jsCentroid([[ring, hole]]);
+    for (const id of ['a', 'b']) {
+      expect(Math.abs(rows.get(id)!.latitude - expected.lat)).toBeLessThan(1e-7);
+      expect(Math.abs(rows.get(id)!.longitude - expected.lon)).toBeLessThan(1e-7);
+    }
+    expect(rows.has('c')).toBe(true);
+  });
+
   it('matches a JS shoelace + proj4 on footprints with holes, several parts and either orientation', async () => {
     const dir = tempDir();
     // An L-shaped block in Paris 11e with a courtyard (hole, clockwise), a detached annex, and a counter-clockwise

@@ -8,7 +8,7 @@ import zlib from 'node:zlib';
 import { all, lit, run, type DuckDBConnection } from '../../lib/duck';
 import { lambert93Macros } from '../../lib/lambert93';
 import { BDNB_DEFAULT_MILLESIME, BDNB_SCHEMA, bdnbDeclaration } from '../../lib/sources/bdnb';
-import { unzipEntry } from '../unzip';
+import { unzipEntries } from '../unzip';
 import { writeQueryPartition } from './national';
 import type { ImportContext, ImportItem, ImportResult, Part, Selection, Source } from './types';
 
@@ -153,9 +153,9 @@ export async function stagingSql(table: BdnbTable, file: string): Promise<{ sql:
 export type BdnbFiles = Partial<Record<BdnbTable, string>> & { batiment_groupe: string };
 
 /**
- * The tables of one département: streamed out of its ZIP archive into workDir (one entry at a time, never the whole
- * archive in memory), or found in an already unzipped folder (`…_csv/` holding `csv/<table>.csv`). Only
- * batiment_groupe is required; a missing optional table leaves its columns NULL.
+ * The tables of one département: streamed out of its ZIP archive into workDir (the archive opened once, one entry at
+ * a time, never the whole archive in memory), or found in an already unzipped folder (`…_csv/` holding
+ * `csv/<table>.csv`). Only batiment_groupe is required; a missing optional table leaves its columns NULL.
  */
 export async function bdnbTableFiles(file: string, workDir: string, have: Partial<Record<BdnbTable, string>> = {}): Promise<BdnbFiles> {
   const out: Partial<Record<BdnbTable, string>> = { ...have };
@@ -167,14 +167,11 @@ export async function bdnbTableFiles(file: string, workDir: string, have: Partia
     }
   } else {
     fs.mkdirSync(workDir, { recursive: true });
-    for (const [table, entry] of tables) {
-      if (out[table]) continue;
-      try {
-        out[table] = await unzipEntry(file, entry, path.join(workDir, path.basename(entry)));
-      } catch (e) {
-        if (!/ has no entry /.test((e as Error).message)) throw e;
-      }
-    }
+    const wanted = tables.filter(([table]) => !out[table]);
+    const extracted = await unzipEntries(file, wanted.map(([, entry]) => ({ name: entry, outPath: path.join(workDir, path.basename(entry)) })));
+    wanted.forEach(([table], i) => {
+      if (extracted[i]) out[table] = extracted[i];
+    });
   }
   if (!out.batiment_groupe) throw new Error(`${file}: no ${BDNB_TABLE_FILES.batiment_groupe} (not a BDNB CSV archive?)`);
   return out as BdnbFiles;
@@ -187,9 +184,23 @@ export interface BdnbStaged {
   missingColumns: Partial<Record<BdnbTable, string[]>>;
 }
 
+/** The temp tables stageBdnb leaves (dropped by dropBdnbTables). */
+const TEMP_TABLES = ['bdnb_groupe_raw', 'bdnb_ffo_raw', 'bdnb_dvf_raw', 'bdnb_groupe_parcelles', 'bdnb_batiments'];
+
+const fill = (sql: string, vars: Record<string, string>) =>
+  sql.replace(/\{\{([\w.]+)\}\}/g, (_, k: string) => {
+    if (vars[k] === undefined) throw new Error(`missing SQL template variable ${k}`);
+    return vars[k];
+  });
+
+const GROUP_COLUMNS = 'rowid AS rid, batiment_groupe_id, code_commune_insee, libelle_commune_insee, code_iris, s_geom_groupe, geom_groupe IS NOT NULL AS has_geometry';
+
 /**
- * Stages a département's tables into temp tables `bdnb_batiments` (the lake schema but millesime and imported_at) and
- * `bdnb_parcelles` (batiment_groupe_id, parcelle_id, parcelle_principale). A table whose file is absent contributes NULLs (or no relation rows).
+ * Stages a département's tables into temp tables `bdnb_batiments` (the lake schema but millesime and imported_at, plus
+ * `_`-prefixed helper columns) and `bdnb_groupe_parcelles` (batiment_groupe_id, parcelles_principales,
+ * parcelles_secondaires). A table whose file is absent contributes NULLs (or no relation rows).
+ * Five statements for the usual département (ids unique in every table): read batiment_groupe, ffo_bat and
+ * dvf_open_statistique as typed rows, aggregate the parcel relation, then count and join; a repeated id costs one more.
  */
 export async function stageBdnb(conn: DuckDBConnection, files: BdnbFiles): Promise<BdnbStaged> {
   await run(conn, lambert93Macros());
@@ -209,27 +220,51 @@ export async function stageBdnb(conn: DuckDBConnection, files: BdnbFiles): Promi
      NULL::VARCHAR AS usage_niveau_1_txt`))}`);
   await run(conn, `CREATE OR REPLACE TEMP TABLE bdnb_dvf_raw AS ${await source('batiment_groupe_dvf_open_statistique', none(
     'NULL::VARCHAR AS batiment_groupe_id, NULL::INTEGER AS nb_mutation, NULL::DOUBLE AS prix_m2_local_median'))}`);
-  await run(conn, `CREATE OR REPLACE TEMP TABLE bdnb_parcelles_raw AS ${await source('rel_batiment_groupe_parcelle', none(
-    'NULL::VARCHAR AS batiment_groupe_id, NULL::VARCHAR AS parcelle_id, NULL::BOOLEAN AS parcelle_principale'))}`);
-  // statement by statement (same effect as one call; a benchmark can then time each step)
-  for (const statement of splitStatements(readSql('batiments.sql').replace('{{centroid.sql}}', () => readSql('centroid.sql')))) await run(conn, statement);
+  await run(conn, fill(readSql('parcelles.sql'), { rel: await source('rel_batiment_groupe_parcelle', none(
+    'NULL::VARCHAR AS batiment_groupe_id, NULL::VARCHAR AS parcelle_id, NULL::BOOLEAN AS parcelle_principale')) }));
+
+  const [raw] = await all<Record<string, number>>(conn, `SELECT count(*) AS rows_read,
+      count(*) - count(batiment_groupe_id) AS missing_batiment_groupe_id,
+      count(batiment_groupe_id) - count(DISTINCT batiment_groupe_id) AS duplicate_batiment_groupe_id,
+      count(*) FILTER (unparsable_s_geom_groupe) AS unparsable_s_geom_groupe,
+      count(*) FILTER (batiment_groupe_id IS NOT NULL AND geom_groupe IS NULL) AS missing_geometry
+    FROM bdnb_groupe_raw`);
+  const { rows_read: rowsRead, ...rawAnomalies } = raw;
+  const groups = rowsRead - rawAnomalies.missing_batiment_groupe_id - rawAnomalies.duplicate_batiment_groupe_id;
+  const build = (oneRowPerId: boolean) => run(conn, fill(readSql('batiments.sql'), {
+    'centroid.sql': readSql('centroid.sql'),
+    groups: `SELECT ${GROUP_COLUMNS} FROM bdnb_groupe_raw WHERE batiment_groupe_id IS NOT NULL${rawAnomalies.duplicate_batiment_groupe_id
+      ? ' QUALIFY row_number() OVER (PARTITION BY batiment_groupe_id ORDER BY geom_groupe IS NULL, s_geom_groupe IS NULL) = 1' : ''}`,
+    ffo: oneRowPerId
+      ? 'SELECT unnest(arg_max(f, f.annee_construction IS NOT NULL)) FROM bdnb_ffo_raw f WHERE batiment_groupe_id IS NOT NULL GROUP BY batiment_groupe_id'
+      : 'SELECT * FROM bdnb_ffo_raw WHERE batiment_groupe_id IS NOT NULL',
+    dvf: oneRowPerId
+      ? 'SELECT unnest(arg_max(d, coalesce(d.nb_mutation, -1))) FROM bdnb_dvf_raw d WHERE batiment_groupe_id IS NOT NULL GROUP BY batiment_groupe_id'
+      : 'SELECT * FROM bdnb_dvf_raw WHERE batiment_groupe_id IS NOT NULL',
+  }));
+  await build(false);
+  const [{ n }] = await all<{ n: number }>(conn, 'SELECT count(*) AS n FROM bdnb_batiments');
+  if (n !== groups) await build(true); // some group has several ffo_bat or dvf rows
   const [counts] = await all<Record<string, number>>(conn, readSql('anomalies.sql'));
-  const { rows_read: rowsRead, ...anomalies } = counts;
+  // in the order the manifest has always listed them
+  const anomalies = {
+    missing_batiment_groupe_id: rawAnomalies.missing_batiment_groupe_id, duplicate_batiment_groupe_id: rawAnomalies.duplicate_batiment_groupe_id,
+    unparsable_s_geom_groupe: rawAnomalies.unparsable_s_geom_groupe, missing_geometry: rawAnomalies.missing_geometry,
+    unplaced_geometry: counts.unplaced_geometry, unparsable_annee_construction: counts.unparsable_annee_construction,
+    missing_annee_construction: counts.missing_annee_construction, relation_unknown_group: counts.relation_unknown_group,
+  };
   return { rowsRead, anomalies, missingColumns };
 }
 
-/** The statements of a SQL script (each ends with `;` at the end of a line; comment-only chunks dropped). */
-function splitStatements(sql: string): string[] {
-  return sql.split(/;[ \t]*\n/).filter((s) => s.replace(/--.*$/gm, '').trim() !== '');
+/** Drops the temp tables of stageBdnb. */
+export async function dropBdnbTables(conn: DuckDBConnection): Promise<void> {
+  await run(conn, TEMP_TABLES.map((t) => `DROP TABLE IF EXISTS ${t};`).join(' '));
 }
 
-/** The tables of an imported part: next to its fetched batiment_groupe.csv (unzipped layout), or in the ZIP it came from. */
+/** The tables of an imported part: the archive's entries, extracted into workDir, or the unzipped folder's files. */
 async function partTables(item: ImportItem, workDir: string): Promise<BdnbFiles> {
-  const dir = path.dirname(item.file.path);
-  const zip = path.join(dir, path.basename(item.part.relPath));
   if (item.file.path.endsWith('.zip')) return bdnbTableFiles(item.file.path, workDir);
-  if (fs.existsSync(zip)) return bdnbTableFiles(zip, workDir, { batiment_groupe: item.file.path });
-  return bdnbTableFiles(dir, workDir);
+  return bdnbTableFiles(path.dirname(item.file.path), workDir);
 }
 
 export const bdnbSource: Source = {
@@ -244,39 +279,59 @@ export const bdnbSource: Source = {
       const relPath = bdnbArchivePath(millesime, dep);
       return {
         source: 'bdnb', key: dep, format: millesime, relPath, url: `${base}/${relPath}`, partitions: [{ code_departement: dep }],
-        // The run extracts batiment_groupe.csv next to the archive; the other tables are taken from the archive at import.
-        zipEntry: BDNB_TABLE_FILES.batiment_groupe,
+        // The import extracts the archive's tables itself, the next département's while DuckDB stages the current one.
+        keepArchive: true,
         localAlternatives: [`${relPath.replace(/\.zip$/, '')}/${BDNB_TABLE_FILES.batiment_groupe}`],
       };
     });
   },
 
-  // One département per pass: its archive is large, and the centroid staging uses temp tables of its own.
-  batchKey: (part) => part.key,
+  // Ten départements or so per batch (01–09, 10–19, …, 2A/2B with 20–29, 97x): one lake commit each, and the
+  // extraction of the next archive overlaps the staging of the current one within a batch. A failing archive makes
+  // its batch import again one file at a time (pipeline/run.ts), so batches stay small.
+  batchKey: (part) => part.key.slice(0, 1),
 
   async importFiles(ctx: ImportContext, items: ImportItem[]): Promise<ImportResult[]> {
     const results: ImportResult[] = [];
-    for (const item of items) {
-      const dep = String(item.part.partitions[0].code_departement);
-      const millesime = item.part.format;
+    // Extraction (inflate on libuv's threads, writes) runs beside DuckDB's two threads: item i+1's while i stages.
+    const extract = (item: ImportItem) => {
       const work = ctx.lake.makeStagingDir();
-      try {
-        const files = await partTables(item, work);
-        const staged = await stageBdnb(ctx.conn, files);
-        for (const [table, cols] of Object.entries(staged.missingColumns)) ctx.log(`bdnb ${dep}: ${table} lacks ${cols.join(', ')} (left empty)`);
-        const anomalies = Object.fromEntries(Object.entries(staged.anomalies).filter(([, n]) => n > 0));
-        const columns = Object.keys(BDNB_SCHEMA).map((c) =>
-          c === 'millesime' ? `${lit(millesime)} AS millesime` : c === 'imported_at' ? `${lit(ctx.now.toISOString())}::TIMESTAMP AS imported_at` : c);
-        const record = await writeQueryPartition(ctx, {
-          source: 'bdnb', partition: { code_departement: dep }, item, rowsRead: staged.rowsRead, anomalies,
-          select: `SELECT ${columns.join(', ')} FROM bdnb_batiments`,
-        });
-        ctx.log(`bdnb ${dep} (${millesime}): ${record.rows_kept} building groups; ${Object.entries(anomalies).map(([k, n]) => `${k} ${n}`).join(', ') || 'no anomaly'}`);
-        // The millésime is the vintage that matters to users (meta/sources), not the archive's Last-Modified date.
-        results.push({ partitions: [{ ...record, vintage: millesime }], fileAnomalies: {} });
-      } finally {
-        fs.rmSync(work, { recursive: true, force: true });
-        await run(ctx.conn, 'DROP TABLE IF EXISTS bdnb_groupe_raw; DROP TABLE IF EXISTS bdnb_ffo_raw; DROP TABLE IF EXISTS bdnb_dvf_raw; DROP TABLE IF EXISTS bdnb_parcelles_raw; DROP TABLE IF EXISTS bdnb_groupe; DROP TABLE IF EXISTS bdnb_centroids; DROP TABLE IF EXISTS bdnb_batiments; DROP TABLE IF EXISTS bdnb_parcelles;');
+      const files = partTables(item, work);
+      files.catch(() => {}); // raised where awaited
+      return { work, files };
+    };
+    let next = items.length ? extract(items[0]) : undefined;
+    try {
+      for (let i = 0; i < items.length; i++) {
+        const item = items[i];
+        const current = next!;
+        next = i + 1 < items.length ? extract(items[i + 1]) : undefined;
+        const dep = String(item.part.partitions[0].code_departement);
+        const millesime = item.part.format;
+        try {
+          const staged = await stageBdnb(ctx.conn, await current.files);
+          for (const [table, cols] of Object.entries(staged.missingColumns)) ctx.log(`bdnb ${dep}: ${table} lacks ${cols.join(', ')} (left empty)`);
+          const anomalies = Object.fromEntries(Object.entries(staged.anomalies).filter(([, n]) => n > 0));
+          const columns = Object.keys(BDNB_SCHEMA).map((c) =>
+            c === 'millesime' ? `${lit(millesime)} AS millesime` : c === 'imported_at' ? `${lit(ctx.now.toISOString())}::TIMESTAMP AS imported_at` : c);
+          const record = await writeQueryPartition(ctx, {
+            source: 'bdnb', partition: { code_departement: dep }, item, rowsRead: staged.rowsRead, anomalies,
+            select: `SELECT ${columns.join(', ')} FROM bdnb_batiments`,
+          });
+          ctx.log(`bdnb ${dep} (${millesime}): ${record.rows_kept} building groups; ${Object.entries(anomalies).map(([k, n]) => `${k} ${n}`).join(', ') || 'no anomaly'}`);
+          // The millésime is the vintage that matters to users (meta/sources), not the archive's Last-Modified date.
+          results.push({ partitions: [{ ...record, vintage: millesime }], fileAnomalies: {} });
+        } finally {
+          await current.files.catch(() => {});
+          fs.rmSync(current.work, { recursive: true, force: true });
+          await dropBdnbTables(ctx.conn);
+        }
+      }
+    } finally {
+      // a failed item leaves the next extraction running: let it end, then remove what it wrote
+      if (next) {
+        await next.files.catch(() => {});
+        fs.rmSync(next.work, { recursive: true, force: true });
       }
     }
     return results;

@@ -34,6 +34,8 @@ export interface Part {
   partitions: PartitionValues[];
   /** Name of the entry to extract when the file is a ZIP archive holding several (default: its first entry). */
   zipEntry?: string;
+  /** The import reads the ZIP archive itself (several entries, extracted while another file imports): not extracted at fetch. */
+  keepArchive?: boolean;
   /** Other names the file may have under --from-dir (e.g. the bare CSV instead of the published ZIP). */
   localAlternatives?: string[];
 }

@@ -1,50 +1,32 @@
--- The staged tables (temp tables bdnb_*_raw) → bdnb_batiments, one row per building group with its WGS84 point,
--- and bdnb_parcelles, the group ↔ parcel relation. Needs the macros of lib/lambert93.ts.
-CREATE OR REPLACE TEMP TABLE bdnb_groupe AS
--- A repeated id keeps a row with a geometry (and an area). Ids repeat rarely: only they go through the window, the
--- other rows (and their long WKT strings) pass straight through.
-WITH dup AS (
-    SELECT batiment_groupe_id FROM bdnb_groupe_raw WHERE batiment_groupe_id IS NOT NULL GROUP BY ALL HAVING count(*) > 1
-)
-SELECT * FROM bdnb_groupe_raw g ANTI JOIN dup USING (batiment_groupe_id) WHERE g.batiment_groupe_id IS NOT NULL
-UNION ALL
-SELECT * FROM (
-    SELECT g.* FROM bdnb_groupe_raw g SEMI JOIN dup USING (batiment_groupe_id)
-    QUALIFY row_number() OVER (PARTITION BY batiment_groupe_id ORDER BY geom_groupe IS NULL, s_geom_groupe IS NULL) = 1
-);
-
-CREATE OR REPLACE TEMP VIEW bdnb_geom AS SELECT batiment_groupe_id, geom_groupe FROM bdnb_groupe WHERE geom_groupe IS NOT NULL;
-
-{{centroid.sql}}
-
-CREATE OR REPLACE TEMP TABLE bdnb_parcelles AS
-SELECT batiment_groupe_id, parcelle_id, bool_or(coalesce(parcelle_principale, false)) AS parcelle_principale
-FROM bdnb_parcelles_raw
-WHERE batiment_groupe_id IS NOT NULL AND parcelle_id IS NOT NULL
-GROUP BY ALL;
-
+-- The staged tables (temp tables bdnb_groupe_raw, bdnb_ffo_raw, bdnb_dvf_raw, bdnb_groupe_parcelles) → bdnb_batiments,
+-- one row per building group with its WGS84 point, in one statement (nothing large is materialised between the steps).
+-- Needs the macros of lib/lambert93.ts. The caller picks, from counts it has made (the template's markers):
+--   groups      the building groups (rid, the typed columns, has_geometry): every row with an id, or (when some
+--               id repeats) one row per id, a row with a geometry (and an area) first;
+--   ffo, dvf    the other tables as read, or one row per id (ffo: a row with a construction year first; dvf:
+--               the row with the most sales). The BDNB publishes them one row per group, so the caller builds with the
+--               rows as read and rebuilds with the one-row-per-id forms only if the result has more rows than groups.
+-- Columns starting with `_` serve the anomaly counts, not the lake.
 CREATE OR REPLACE TEMP TABLE bdnb_batiments AS
-WITH ffo AS (
-    SELECT unnest(arg_max(f, f.annee_construction IS NOT NULL)) FROM bdnb_ffo_raw f
-    WHERE batiment_groupe_id IS NOT NULL GROUP BY batiment_groupe_id
+WITH
+-- Every row's footprint, duplicates included (their centroid is joined by row, so only the kept row's is used).
+bdnb_geom AS (
+    SELECT rowid AS rid, geom_groupe FROM bdnb_groupe_raw WHERE batiment_groupe_id IS NOT NULL AND geom_groupe IS NOT NULL
+),
+{{centroid.sql}}
+g AS (
+    {{groups}}
+),
+ffo AS (
+    {{ffo}}
 ),
 dvf AS (
-    SELECT unnest(arg_max(d, coalesce(d.nb_mutation, -1))) FROM bdnb_dvf_raw d
-    WHERE batiment_groupe_id IS NOT NULL GROUP BY batiment_groupe_id
-),
--- The group's parcels as comma-separated lists (parcel ids never hold a comma): the lake keeps one row per group.
-parcels AS (
-    SELECT batiment_groupe_id,
-        -- sorted after aggregation: an ordered string_agg sorts inside every group, many times slower
-        nullif(array_to_string(list_sort(list(parcelle_id) FILTER (WHERE parcelle_principale)), ','), '') AS parcelles_principales,
-        nullif(array_to_string(list_sort(list(parcelle_id) FILTER (WHERE NOT parcelle_principale)), ','), '') AS parcelles_secondaires
-    FROM bdnb_parcelles
-    GROUP BY batiment_groupe_id
+    {{dvf}}
 ),
 -- Lambert-93 covers metropolitan France only (x 0–1,300 km, y 6,000–7,200 km here with a margin); anything else is
 -- not placed rather than placed wrongly (overseas départements use other projections).
 placed AS (
-    SELECT batiment_groupe_id, lambert93_lat(x, y) AS latitude, lambert93_lon(x, y) AS longitude
+    SELECT rid, lambert93_lat(x, y) AS latitude, lambert93_lon(x, y) AS longitude
     FROM bdnb_centroids
     WHERE x BETWEEN 0 AND 1300000 AND y BETWEEN 6000000 AND 7200000
 )
@@ -67,9 +49,11 @@ SELECT
     d.nb_mutation AS dvf_nb_mutations,
     d.prix_m2_local_median AS dvf_prix_m2_median,
     r.parcelles_principales,
-    r.parcelles_secondaires
-FROM bdnb_groupe g
-LEFT JOIN placed p USING (batiment_groupe_id)
+    r.parcelles_secondaires,
+    g.has_geometry AS _has_geometry,
+    r.batiment_groupe_id IS NOT NULL AS _has_relation
+FROM g
+LEFT JOIN placed p USING (rid)
 LEFT JOIN ffo f USING (batiment_groupe_id)
 LEFT JOIN dvf d USING (batiment_groupe_id)
-LEFT JOIN parcels r USING (batiment_groupe_id);
+LEFT JOIN bdnb_groupe_parcelles r USING (batiment_groupe_id);

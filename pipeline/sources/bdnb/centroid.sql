@@ -1,6 +1,7 @@
 -- Centroid of every BDNB footprint (WKT POLYGON / MULTIPOLYGON in Lambert-93 metres) in plain SQL, without a spatial
--- extension, so that millions of groups are placed in one vectorised pass: reads bdnb_geom(batiment_groupe_id,
--- geom_groupe), writes bdnb_centroids(batiment_groupe_id, x, y).
+-- extension, so that millions of groups are placed in one vectorised pass. Common table expressions pasted into the
+-- WITH clause of batiments.sql: they read bdnb_geom(rid, geom_groupe) and end in bdnb_centroids(rid, x, y), `rid`
+-- being the row of bdnb_groupe_raw (an integer key: cheaper to group and join on than the group id).
 -- The area-weighted centroid (shoelace formula) rather than the mean of the vertices: a footprint's vertices crowd
 -- where its outline is detailed (a curved façade), which would pull a vertex mean off the building. Each polygon's
 -- first ring is its outline and the following ones its holes (subtracted), whatever their orientation in the file.
@@ -8,72 +9,66 @@
 -- and the edges from and to that vertex (the ring's closing edge included) contribute nothing; the group's centroid is
 -- then the area-weighted mean of its rings' centroids. A degenerate footprint (zero area: a line, a point) falls back
 -- to the mean of its vertices.
--- Two tables only (rings, then per-group sums): each materialised step costs a copy of its lists, and DuckDB would
--- repeat the string parsing at every reference of an inlined CTE.
-
--- One row per ring: its coordinates as one flat list of numbers (x y x y … or x y z x y z …), whether it is a
--- polygon's outline, and its stride (2, or 3-4 with Z/M coordinates, which are dropped). Plain string functions
--- (several times faster than regular expressions): `x y,x y` as GDAL and PostGIS write it is split once; spaces next
--- to commas or parentheses, and an EWKT `SRID=…;` prefix, are normalised only on the rows that have them.
-CREATE OR REPLACE TEMP TABLE bdnb_rings AS
-WITH stripped AS (
-    SELECT batiment_groupe_id, rtrim(ltrim(substr(geom_groupe, strpos(geom_groupe, '(')), '( '), ') ') AS b FROM bdnb_geom
+-- Costs, measured per million groups: string functions over the whole WKT (trim, replace, regular expressions) cost
+-- 0.4–0.8 CPU-s each, a lambda calling a string function on every vertex about as much, while splitting on one
+-- character and casting a list are ≈ 0.1–0.2 CPU-s; so the WKT is cut on ')' (each piece is one ring, prefixed by the
+-- parentheses and comma that open it), and the regular expressions only run on the rare rows spelled with spaces
+-- around parentheses or commas.
+bdnb_wkt AS (
+    SELECT rid, substr(geom_groupe, strpos(geom_groupe, '(')) AS b FROM bdnb_geom
 ),
-body AS (
-    SELECT batiment_groupe_id,
-        CASE WHEN strpos(b, ' (') + strpos(b, '( ') + strpos(b, ' )') + strpos(b, ') ') + strpos(b, ', ') + strpos(b, ' ,') + strpos(b, '  ') > 0
-             THEN regexp_replace(regexp_replace(b, '\s*([(),])\s*', '\1', 'g'), '\s+', ' ', 'g') ELSE b END AS b
-    FROM stripped
+bdnb_ring_text AS (
+    -- `(((x y,…)),((x y,…),(x y,…)))` → `(((x y,…`, ``, `,((x y,…`, `,(x y,…`, ``, ``, ``: a ring opened by two
+    -- parentheses starts a polygon (its outline), one opened by one is a hole of the polygon before it. Spaces next to
+    -- a parenthesis or a comma (and repeated spaces) are removed first, on the rows that have them.
+    SELECT rid, unnest(string_split(
+        CASE WHEN regexp_matches(b, '[ (),] | [(),]') THEN regexp_replace(regexp_replace(b, '\s*([(),])\s*', '\1', 'g'), '\s+', ' ', 'g') ELSE b END,
+        ')')) AS piece
+    FROM bdnb_wkt
 ),
-polygons AS (
-    SELECT batiment_groupe_id, unnest(string_split(b, ')),((')) AS poly FROM body
+bdnb_ring_values AS (
+    -- the ring's numbers as one flat list (x y x y … or x y z x y z …: the commas become spaces by a split and a
+    -- join, much cheaper than replace()), and its stride: the spaces of its first vertex + 1 (Z/M values dropped)
+    SELECT rid, outline,
+        length(split_part(ring, ',', 1)) - length(replace(split_part(ring, ',', 1), ' ', '')) + 1 AS stride,
+        TRY_CAST(string_split(array_to_string(string_split(ring, ','), ' '), ' ') AS DOUBLE[]) AS v
+    FROM (
+        SELECT rid, starts_with(piece, '((') OR starts_with(piece, ',((') AS outline, ltrim(piece, ',(') AS ring
+        FROM bdnb_ring_text WHERE piece <> ''
+    )
 ),
-rings AS (
-    SELECT batiment_groupe_id,
-        unnest(string_split(poly, '),(')) AS ring,
-        generate_subscripts(string_split(poly, '),('), 1) = 1 AS outline
-    FROM polygons
-)
-SELECT batiment_groupe_id, outline,
-    -- coordinates per vertex: the spaces of the first vertex + 1
-    length(split_part(ring, ',', 1)) - length(replace(split_part(ring, ',', 1), ' ', '')) + 1 AS stride,
-    TRY_CAST(string_split(replace(ring, ',', ' '), ' ') AS DOUBLE[]) AS v
-FROM rings;
-
-CREATE OR REPLACE TEMP TABLE bdnb_centroids AS
-WITH xy AS (
-    SELECT batiment_groupe_id, outline, v[1] AS x0, v[2] AS y0,
-        list_transform(list_slice(v, 1, -1, stride), x -> x - v[1]) AS xs,
-        list_transform(list_slice(v, 2, -1, stride), y -> y - v[2]) AS ys
-    FROM bdnb_rings
-    WHERE stride BETWEEN 2 AND 4
+bdnb_ring_xy AS (
+    SELECT rid, outline, x0, y0,
+        list_transform(list_slice(v, 1, -1, stride), x -> x - x0) AS xs,
+        list_transform(list_slice(v, 2, -1, stride), y -> y - y0) AS ys
+    FROM (SELECT *, v[1] AS x0, v[2] AS y0 FROM bdnb_ring_values WHERE stride BETWEEN 2 AND 4)
 ),
-crosses AS (
+bdnb_ring_crosses AS (
     -- c[i] = x[i]·y[i+1] − x[i+1]·y[i] for each edge (the closing edge ends on the origin vertex: zero)
     SELECT *, list_transform(range(1, len(xs)), i -> xs[i] * ys[i + 1] - xs[i + 1] * ys[i]) AS c
-    FROM xy
+    FROM bdnb_ring_xy
 ),
-ring AS (
+bdnb_ring_moments AS (
     -- per ring: 2·signed area (Σ c), and Σ (x[i] + x[i+1])·c[i], Σ (y[i] + y[i+1])·c[i] (6·area·centroid)
-    SELECT batiment_groupe_id, outline, x0, y0, list_sum(c) AS a2,
+    SELECT rid, outline, x0, y0, list_sum(c) AS a2,
         list_sum(list_transform(range(1, len(xs)), i -> (xs[i] + xs[i + 1]) * c[i])) AS mx,
         list_sum(list_transform(range(1, len(xs)), i -> (ys[i] + ys[i + 1]) * c[i])) AS my,
         x0 * len(xs) + list_sum(xs) AS sum_x, y0 * len(ys) + list_sum(ys) AS sum_y, len(xs) AS n
-    FROM crosses
+    FROM bdnb_ring_crosses
 ),
-g AS (
+bdnb_group_moments AS (
     -- outlines add, holes subtract, whatever the orientation of either; each ring's centroid is (x0, y0) + m / (3·a2)
-    SELECT batiment_groupe_id,
+    SELECT rid,
         sum(abs(a2) * CASE WHEN outline THEN 1 ELSE -1 END) AS a,
         sum(CASE WHEN a2 <> 0 THEN abs(a2) * CASE WHEN outline THEN 1 ELSE -1 END * (x0 + mx / (3 * a2)) ELSE 0 END) AS ax,
         sum(CASE WHEN a2 <> 0 THEN abs(a2) * CASE WHEN outline THEN 1 ELSE -1 END * (y0 + my / (3 * a2)) ELSE 0 END) AS ay,
         sum(sum_x) / sum(n) AS vx, sum(sum_y) / sum(n) AS vy
-    FROM ring
-    GROUP BY batiment_groupe_id
-)
-SELECT batiment_groupe_id,
-    CASE WHEN abs(a) > 1e-6 THEN ax / a ELSE vx END AS x,
-    CASE WHEN abs(a) > 1e-6 THEN ay / a ELSE vy END AS y
-FROM g;
-
-DROP TABLE bdnb_rings;
+    FROM bdnb_ring_moments
+    GROUP BY rid
+),
+bdnb_centroids AS (
+    SELECT rid,
+        CASE WHEN abs(a) > 1e-6 THEN ax / a ELSE vx END AS x,
+        CASE WHEN abs(a) > 1e-6 THEN ay / a ELSE vy END AS y
+    FROM bdnb_group_moments
+),

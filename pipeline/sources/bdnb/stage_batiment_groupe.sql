@@ -1,4 +1,4 @@
--- BDNB `batiment_groupe` → one typed row per building group (duplicates are counted and dropped by the caller).
+-- BDNB `batiment_groupe` → one typed row per building group (duplicates are counted and dropped by batiments.sql).
 -- {{c:<column>}} is the file's column for <column> (its full name or the 10-character name of a QGIS/shapefile re-export), or a
 -- NULL when the file lacks it; every column is read as text so a malformed value is counted, never fatal.
 SELECT
@@ -10,5 +10,7 @@ SELECT
   nullif(trim({{c:code_iris}}), '') AS code_iris,
   try_cast(replace(trim({{c:s_geom_groupe}}), ',', '.') AS DOUBLE) AS s_geom_groupe,
   coalesce(try_cast(replace(trim({{c:s_geom_groupe}}), ',', '.') AS DOUBLE) IS NULL AND trim({{c:s_geom_groupe}}) <> '', false) AS unparsable_s_geom_groupe,
-  nullif(trim({{c:geom_groupe}}), '') AS geom_groupe
+  -- the WKT is kept as written (trimming a ~300-byte string costs as much as reading it): a value that starts with a
+  -- printable character is not blank, and centroid.sql skips what precedes the first parenthesis and spaces after the last
+  CASE WHEN ascii({{c:geom_groupe}}) BETWEEN 33 AND 126 THEN {{c:geom_groupe}} ELSE nullif(trim({{c:geom_groupe}}), '') END AS geom_groupe
 FROM read_csv({{file}}, header = true, all_varchar = true, delim = {{delim}}, quote = '"', escape = '"', strict_mode = false) AS t
