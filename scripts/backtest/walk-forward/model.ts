@@ -112,6 +112,8 @@ export interface P {
   carrezPen: number; carrezThr: number; depPen: number;
   /** Sales at the subject's location (< sameDist) up to this many months old stay candidates (0 = the horizon only). */
   sameHistory: number;
+  /** ... within this distance (m) of the subject (1: its very location). */
+  historyDist: number;
   /** Time adjustment by the ratio of the index levels (reference month / sale month) instead of slope × age: 'all', 'history' (beyond the horizon only), 'none'. */
   levelRatio: 'all' | 'history' | 'none';
 }
@@ -122,7 +124,7 @@ export const BASE: P = {
   streetBoost: { Appartement: 0, Maison: 0 }, addrBoost: { Appartement: 0, Maison: 0 }, sectionBoost: { Appartement: 0, Maison: 0 },
   bw2: 0, lambda2: 1, depBeta: { Appartement: 0, Maison: 0 }, denseR: 0, denseN: 0, sparseMult: 1,
   areaShrink: { Appartement: 0, Maison: 0 }, areaAlpha: { Appartement: 0, Maison: 0 },
-  gradMult: { Appartement: 0, Maison: 0 }, gradRidge: 1, roomsFilter: false, roomsPenalty: 0, streetMaxD: 1e9, medSpread: 0, carrezPen: 0, carrezThr: 0.2, depPen: 0, sameHistory: 0, levelRatio: 'none',
+  gradMult: { Appartement: 0, Maison: 0 }, gradRidge: 1, roomsFilter: false, roomsPenalty: 0, streetMaxD: 1e9, medSpread: 0, carrezPen: 0, carrezThr: 0.2, depPen: 0, sameHistory: 0, historyDist: 1, levelRatio: 'none',
 };
 
 /** The estimator after the second search (docs/valuation.md): the third search's starting point. */
@@ -164,7 +166,7 @@ export function estimate(t: T, P: P): { mid: number; relIqr: number } | null {
   for (let i = 0; i < t.p.length; i++) {
     if (t.age[i] > hz) {
       // the subject's location's own older sales: in the pool, never counted as comparables (≥ 3 rule, widening)
-      if (P.sameHistory > 0 && t.d[i] < P.sameDist && t.age[i] <= hh) history.push(i);
+      if (P.sameHistory > 0 && t.d[i] < P.historyDist && t.age[i] <= hh) history.push(i);
       continue;
     }
     if (P.roomsFilter && t.rooms !== null && !(t.crooms[i] >= t.rooms - 1 && t.crooms[i] <= t.rooms + 1)) continue;
