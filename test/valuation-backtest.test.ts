@@ -12,7 +12,6 @@ import { runBacktest, type BacktestReport } from '../lib/valuation/backtest';
 import { calibrationFile } from '../lib/valuation/calibration';
 import { DEFAULT_MAX_AGE_MONTHS, estimateFrom, searchComparables } from '../lib/valuation/estimator';
 import { applyFeatures, loadCoefficients, type DpeClass } from '../lib/valuation/features';
-import { MODEL } from '../lib/valuation/model';
 import { testData } from './helpers/data';
 import { queryParquet } from './helpers/samples';
 import { median } from './helpers/stats';
@@ -223,91 +222,37 @@ describe('the batch path is the API estimator', () => {
     };
   });
 
-  /** A backtest target valued through the API's path: searchComparables, the features adjustment, estimateFrom. */
-  async function viaApi(t: Row) {
-    const [pt] = await all<{ latitude: number; longitude: number }>(conn, 'select latitude, longitude from ventes where id = $id', { id: t.target_id });
-    const search = await searchComparables(
-      {
-        ...pt, typeLocal: t.type_local as 'Maison' | 'Appartement', surface: t.surface, surfaceMin: t.surface / 1.5, surfaceMax: t.surface * 1.5,
-        pieces: null, radiusM: DEFAULT_RADIUS_M, maxAgeMonths: DEFAULT_MAX_AGE_MONTHS, refDate: t.date_mutation, includeRefDate: false,
-        excludeBulk: true, excludeMutation: t.id_mutation, codePostal: null, communeCodes: [],
-      },
-      { query: (sql, params) => all(conn, sql, params), isTimeout: () => false, budgetMs: 10_000, limit: 10 },
-    );
-    // the API's building and energy adjustment, with the target's own matched class and year (as the backtest)
-    const [f] = await all<{ dep: string; cls: DpeClass | null; year: number | null }>(
-      conn,
-      'select v.code_departement as dep, d.classe_energie as cls, b.annee_construction as year from ventes v left join dpe_ventes d using (id) left join bdnb_ventes b using (id) where v.id = $id',
-      { id: t.target_id },
-    );
-    const coefs = await loadCoefficients((sql, params) => all(conn, sql, params), t.type_local, f.dep, t.date_mutation);
-    const { pool } = applyFeatures(search.pool, { classe_dpe: f.cls, annee_construction: f.year }, coefs);
-    const est = estimateFrom(pool, { typeLocal: t.type_local, surface: t.surface, fallbacks: search.fallbacks }, undefined);
-    return { pt, search, est };
-  }
-
   it('gives the same mid as searchComparables for targets valued as of their sale day, with no leakage', async () => {
     const valued = rows.filter((r) => r.mid_raw !== null).sort((a, b) => a.target_id - b.target_id);
     const widened = valued.filter((r) => r.fallbacks === 'radius').slice(0, 5);
     expect(widened).toHaveLength(5);
     const sample = [...valued.filter((_, i) => i % 97 === 0), ...widened];
     for (const t of sample) {
-      const { search, est } = await viaApi(t);
+      const [pt] = await all<{ latitude: number; longitude: number }>(conn, 'select latitude, longitude from ventes where id = $id', { id: t.target_id });
+      const search = await searchComparables(
+        {
+          ...pt, typeLocal: t.type_local as 'Maison' | 'Appartement', surface: t.surface, surfaceMin: t.surface / 1.5, surfaceMax: t.surface * 1.5,
+          pieces: null, radiusM: DEFAULT_RADIUS_M, maxAgeMonths: DEFAULT_MAX_AGE_MONTHS, refDate: t.date_mutation, includeRefDate: false,
+          excludeBulk: true, excludeMutation: t.id_mutation, codePostal: null, communeCodes: [],
+        },
+        { query: (sql, params) => all(conn, sql, params), isTimeout: () => false, budgetMs: 10_000, limit: 10 },
+      );
       for (const c of search.comparables) {
         expect(c.date_mutation < t.date_mutation).toBe(true);
         expect(c.id_mutation).not.toBe(t.id_mutation);
       }
+      // the API's building and energy adjustment, with the target's own matched class and year (as the backtest)
+      const [f] = await all<{ dep: string; cls: DpeClass | null; year: number | null }>(
+        conn,
+        'select v.code_departement as dep, d.classe_energie as cls, b.annee_construction as year from ventes v left join dpe_ventes d using (id) left join bdnb_ventes b using (id) where v.id = $id',
+        { id: t.target_id },
+      );
+      const coefs = await loadCoefficients((sql, params) => all(conn, sql, params), t.type_local, f.dep, t.date_mutation);
+      const { pool } = applyFeatures(search.pool, { classe_dpe: f.cls, annee_construction: f.year }, coefs);
+      const est = estimateFrom(pool, { typeLocal: t.type_local, surface: t.surface, fallbacks: search.fallbacks }, undefined);
       // the API without a calibration gives the uncorrected mid (the correction comes from the published calibration)
       expect(est!.price_range.mid).toBe(Math.round(t.mid_raw!));
       expect(search.fallbacks.join(',')).toBe(t.fallbacks);
-    }
-  });
-
-  it("adds the sales of the subject's very point sold 18 to 36 months before to the pool, never to the listing", async () => {
-    // targets with such a sale, found here with SQL of the test's own (same point, type, surface ×/÷ 1.5, not bulk)
-    const historyOf = (t: Row) =>
-      all<{ id: number; prix_m2: number; surface: number; age: number; dep: string }>(
-        conn,
-        `select h.id, h.prix_m2, h.surface_reelle_bati as surface, date_diff('day', h.date_mutation, $ref::DATE) as age, h.code_departement as dep
-         from valuation_ventes h join ventes t on t.id = $id
-         where h.type_local = t.type_local and h.latitude = t.latitude and h.longitude = t.longitude and not h.is_bulk_sale
-           and h.surface_reelle_bati between t.surface_reelle_bati / 1.5 and t.surface_reelle_bati * 1.5 and h.id_mutation <> t.id_mutation
-           and h.date_mutation >= $ref::DATE - interval ${MODEL.locationHistoryMonths} month and h.date_mutation < $ref::DATE - interval ${DEFAULT_MAX_AGE_MONTHS} month
-         order by h.id`,
-        { id: t.target_id, ref: t.date_mutation },
-      );
-    const withHistory: Array<{ t: Row; want: Awaited<ReturnType<typeof historyOf>> }> = [];
-    for (const t of rows.filter((r) => r.mid_raw !== null).sort((a, b) => a.target_id - b.target_id)) {
-      const want = await historyOf(t);
-      if (want.length) withHistory.push({ t, want });
-      if (withHistory.length === 8) break;
-    }
-    expect(withHistory.length).toBeGreaterThanOrEqual(3);
-    for (const { t, want } of withHistory) {
-      const { search, est } = await viaApi(t);
-      const history = search.pool.filter((c) => c.history);
-      expect(history.map((c) => c.id).sort((a, b) => a - b)).toEqual(want.map((w) => Number(w.id)));
-      const [{ since }] = await all<{ since: string }>(conn, `select ($ref::DATE - interval ${DEFAULT_MAX_AGE_MONTHS} month)::DATE::VARCHAR as since`, { ref: t.date_mutation });
-      expect(search.comparables.every((c) => !c.history && c.date_mutation >= since)).toBe(true);
-      // each enters as any comparable would: kernels, the same-location boost, the département's trend, the elasticity
-      const [trend] = await all<{ slope: number }>(
-        conn,
-        `select pente_mensuelle as slope from valuation_indice_prix where niveau = 'departement' and zone = $dep and type_local = $type
-           and mois = date_trunc('month', $ref::DATE)::DATE`,
-        { dep: want[0].dep, type: t.type_local, ref: t.date_mutation },
-      );
-      const k = MODEL.kernels[t.type_local as 'Maison' | 'Appartement'];
-      const el = MODEL.elasticity[t.type_local as 'Maison' | 'Appartement'];
-      for (const w of want) {
-        const c = history.find((h) => h.id === Number(w.id))!;
-        const lr = Math.log(w.surface / t.surface);
-        expect(c.log_weight).toBeCloseTo(-Number(w.age) / (k.recencyMonths * 30.44) - (lr / k.surfaceLogBandwidth) ** 2 + MODEL.sameLocation.logBoost, 6);
-        expect(c.prix_m2_ajuste / (w.prix_m2 * Math.exp((trend?.slope ?? 0) * Number(w.age) / 30.44 + el * lr))).toBeCloseTo(1, 9);
-      }
-      // the batch path (the published row) agrees, and the estimate counts the comparables only
-      expect(est!.price_range.mid).toBe(Math.round(t.mid_raw!));
-      expect(est!.confidence_factors.comparable_count).toBe(search.pool.length - history.length);
-      expect(est!.based_on_count).toBe(search.pool.length);
     }
   });
 });

@@ -19,21 +19,6 @@ describe('estimateFrom', () => {
     expect(estimateFrom(comps([10_000, 11_000, 12_000]), input, undefined)).not.toBeNull();
   });
 
-  it("counts the comparables only: the same location's history enters the median, never the 3-comparable rule nor the counts", () => {
-    const history = (prix: number, i: number, weight: number) => ({ ...comp(prix, 0.1, i, weight), history: true });
-    // two comparables and two heavy sales of the location's history: no estimate
-    expect(estimateFrom([...comps([10_000, 11_000]), history(20_000, 8, 5), history(21_000, 9, 5)], input, undefined)).toBeNull();
-    // three comparables (weights 1) and one history sale of weight 4: it holds more than half of the weight (4 of 7)
-    const e = estimateFrom([...comps([9000, 10_000, 11_000]), history(12_000, 9, 4)], input, undefined)!;
-    expect(e.price_per_m2.median).toBe(12_000);
-    expect(e.based_on_count).toBe(4);
-    expect(e.confidence_factors.comparable_count).toBe(3);
-    expect(e.confidence_factors.positive_factors).not.toContain('many_comparables');
-    expect(e.confidence_factors.limiting_factors).toContain('few_comparables');
-    // the average similarity is the comparables' (0.8), not lowered by the history's 0.1
-    expect(e.confidence_factors.average_similarity).toBe(0.8);
-  });
-
   it('mid = weighted median of the adjusted €/m² × surface: the smallest value reaching half the total weight', () => {
     // equal weights, even count: the lower middle value reaches exactly half
     const e = estimateFrom(comps([9000, 10_000, 11_000, 30_000]), input, undefined)!;

@@ -259,25 +259,22 @@ describe('portfolio estimates use the features of the property\'s own sale', () 
   }
 
   it('a flat sold in the data is valued with its matched diagnostic class and building year', async () => {
-    // a G flat with a known year, alone within ~56 m with a surface within ±15 % (so it is THE property's sale)
+    // a G flat with a known year, alone within ~28 m with a surface within ±15 % (so it is THE property's sale)
     const [sale] = await rows(
       `select a.latitude, a.longitude, a.surface_reelle_bati as surface, a.classe_dpe, a.annee_construction
        from valuation_ventes a
        where a.type_local = 'Appartement' and a.classe_dpe = 'G' and a.annee_construction is not null
          and a.date_mutation >= '2024-01-01' and a.tranche_construction <> '1971_1990'
-         and (select count(*) from valuation_ventes b where b.type_local = 'Appartement' and abs(b.latitude - a.latitude) < 0.0005
-              and abs(b.longitude - a.longitude) < 0.0008 and b.surface_reelle_bati between a.surface_reelle_bati / 1.15 and a.surface_reelle_bati * 1.15) = 1
+         and (select count(*) from valuation_ventes b where b.type_local = 'Appartement' and abs(b.latitude - a.latitude) < 0.00025
+              and abs(b.longitude - a.longitude) < 0.0004 and b.surface_reelle_bati between a.surface_reelle_bati / 1.15 and a.surface_reelle_bati * 1.15) = 1
        order by a.id limit 1`,
     );
     expect(sale).toBeDefined();
     const key = api.key({ balance: 1000 });
-    // 11 m north of it: still its own sale for the portfolio (SALE_MATCH_M), but no sale at the very point, so none
-    // carries the same-location boost (nor joins as the location's history) and pins the weighted median to a
-    // sale of the property's own building, which the adjustments leave unmoved (same year, same class)
-    const subject = { latitude: Number(sale.latitude) + 0.0001, longitude: sale.longitude, type_local: 'Appartement', surface: sale.surface };
+    const subject = { latitude: sale.latitude, longitude: sale.longitude, type_local: 'Appartement', surface: sale.surface };
     const created = await send('/v1/portfolio', key, subject);
     expect(created.status).toBe(201);
-    const q = `latitude=${subject.latitude}&longitude=${subject.longitude}&type_local=Appartement&surface=${sale.surface}`;
+    const q = `latitude=${sale.latitude}&longitude=${sale.longitude}&type_local=Appartement&surface=${sale.surface}`;
     const withFeatures = await api.get(`/v1/estimate?${q}&classe_dpe=${sale.classe_dpe}&annee_construction=${sale.annee_construction}`, key);
     const without = await api.get(`/v1/estimate?${q}`, key);
     expect(withFeatures.body.adjustments.map((a: { applied: boolean }) => a.applied)).toEqual([true, true]);

@@ -12,7 +12,7 @@ import { DEFAULT_RADIUS_M, haversineSql, METERS_PER_DEGREE } from '../distance';
 import { calibrate, calibrationFile, cohortOf, learnBias, spreadOf, type Calibration } from './calibration';
 import { BEST_K, DEFAULT_MAX_AGE_MONTHS, ESTIMATE_K, MIN_COMPARABLES, ESTIMATE_SURFACE_FACTOR, estimateFrom, intervalFor, pickRadius, priceStats, widenedRadius, type Comparable, type Fallback } from './estimator';
 import { adjustBacktestPools } from './features';
-import { candidateOrHistoryWhere, comparableColumns, RANK_ORDER, trendJoinSql, WEIGHT_ORDER, withinRadiusSql, type SubjectSql } from './sql';
+import { candidateWhere, comparableColumns, RANK_ORDER, trendJoinSql, WEIGHT_ORDER, withinRadiusSql, type SubjectSql } from './sql';
 
 /** The targets' columns as the estimator's subject: /v1/estimate's defaults (no rooms, 500 m, 18 months). */
 const TARGET_SUBJECT: SubjectSql = {
@@ -207,14 +207,13 @@ async function batchComparables(conn: DuckDBConnection, maxLat: number | null): 
     `with pairs as (
        select t.target_id, ${comparableColumns(TARGET_SUBJECT)}, ${withinRadiusSql(TARGET_SUBJECT)} as in_radius
        from ${g.targets} t join ${g.candidates} c on ${g.on} ${trendJoinSql(TARGET_SUBJECT)}
-       where ${candidateOrHistoryWhere(TARGET_SUBJECT)} and ${withinRadiusSql(TARGET_SUBJECT, 'c', String(wide))}
+       where ${candidateWhere(TARGET_SUBJECT)} and ${withinRadiusSql(TARGET_SUBJECT, 'c', String(wide))}
      )
      select * from pairs
      -- the heaviest within the radius, and the heaviest of the ring: the heaviest of the widened search are among them;
-     -- the ring only for targets with fewer than MIN_COMPARABLES comparables inside (pickRadius ignores it otherwise:
-     -- fewer rows); the same location's history apart, as in searchComparables
-     qualify row_number() over (partition by target_id, in_radius, history order by ${WEIGHT_ORDER}) <= ${ESTIMATE_K}
-       and (in_radius or sum((in_radius and not history)::INTEGER) over (partition by target_id) < ${MIN_COMPARABLES})
+     -- the ring only for targets with fewer than MIN_COMPARABLES inside (pickRadius ignores it otherwise: fewer rows)
+     qualify row_number() over (partition by target_id, in_radius order by ${WEIGHT_ORDER}) <= ${ESTIMATE_K}
+       and (in_radius or sum(in_radius::INTEGER) over (partition by target_id) < ${MIN_COMPARABLES})
      order by target_id, ${RANK_ORDER}`,
   );
   const byTarget = new Map<number, Array<Comparable & { in_radius: boolean }>>();
@@ -328,7 +327,7 @@ export async function runBacktest(opts: BacktestOptions): Promise<BacktestReport
       const est = estimateFrom(pool, { typeLocal: t.type_local, surface: t.surface, fallbacks }, undefined);
       const stats = est ? priceStats(pool) : null;
       const midRaw = stats ? stats.median * t.surface : null;
-      return { t, n: pool.filter((c) => !c.history).length, fallbacks: fallbacks.join(','), midRaw, relIqr: stats?.relIqr ?? null, cohort: stats ? cohortOf(t.type_local, t.surface, stats.relIqr) : null };
+      return { t, n: pool.length, fallbacks: fallbacks.join(','), midRaw, relIqr: stats?.relIqr ?? null, cohort: stats ? cohortOf(t.type_local, t.surface, stats.relIqr) : null };
     });
     // Walk-forward bias correction: month m's correction is learnt on the targets of months 1 to m − 1 only (none for
     // month 1, nor while a type has fewer than MIN_COHORT_N earlier targets); the API's, on all 12 months.

@@ -4,7 +4,7 @@ import type { Params, Row } from '../duck';
 import { METERS_PER_DEGREE } from '../distance';
 import { CONTRACT_VERSION, cohortOf, DEFAULT_CALIBRATION, logBiasOf, spreadOf, type Calibration } from './calibration';
 import { MODEL } from './model';
-import { candidateOrHistoryWhere, candidateWhere, comparableColumns, RANK_ORDER, trendJoinSql, WEIGHT_ORDER, withinRadiusSql, type SubjectSql } from './sql';
+import { candidateWhere, comparableColumns, RANK_ORDER, trendJoinSql, WEIGHT_ORDER, withinRadiusSql, type SubjectSql } from './sql';
 
 /** Comparables fetched at least for the listing; below MIN_COMPARABLES there is no estimate (specification). */
 export const BEST_K = 10;
@@ -37,11 +37,6 @@ export interface Comparable {
   log_weight: number;
   /** Indexed €/m² level of the comparable's département at the reference month (valuation_indice_prix), if any. */
   prix_m2_tendance: number | null;
-  /**
-   * A sale of the same location's history (MODEL.locationHistoryMonths: same parcel, sold before the horizon): in the
-   * estimate's pool, never listed nor counted as a comparable. Absent (false) on comparables built by hand.
-   */
-  history?: boolean;
 }
 
 /** Fallbacks in the order they are tried: the radius widened, then the postal code, then the commune. */
@@ -121,12 +116,9 @@ const newerFirst = (a: Comparable, b: Comparable) => (a.date_mutation < b.date_m
 const rankCompare = (a: Comparable, b: Comparable) => b.score - a.score || newerFirst(a, b);
 const weightCompare = (a: Comparable, b: Comparable) => b.log_weight - a.log_weight || newerFirst(a, b);
 
-/**
- * The listing (best `n` by similarity, comparables only) and the estimate's pool (heaviest ESTIMATE_K, the same
- * location's history included) of a set of candidates.
- */
+/** The listing (best `n` by similarity) and the estimate's pool (heaviest ESTIMATE_K) of a set of candidates. */
 export function split(found: Comparable[], n: number): { comparables: Comparable[]; pool: Comparable[] } {
-  return { comparables: found.filter((c) => !c.history).sort(rankCompare).slice(0, n), pool: [...found].sort(weightCompare).slice(0, ESTIMATE_K) };
+  return { comparables: [...found].sort(rankCompare).slice(0, n), pool: [...found].sort(weightCompare).slice(0, ESTIMATE_K) };
 }
 
 /**
@@ -134,10 +126,8 @@ export function split(found: Comparable[], n: number): { comparables: Comparable
  * the radius's own when it has MIN_COMPARABLES, else the widened search (the geographic fallback).
  */
 export function pickRadius(found: Array<Comparable & { in_radius: boolean }>, n: number): { comparables: Comparable[]; pool: Comparable[]; fallbacks: Fallback[] } {
-  // the same location's history lies within any radius and never counts toward MIN_COMPARABLES
   const inside = found.filter((c) => c.in_radius);
-  const insideComparables = inside.filter((c) => !c.history).length;
-  if (insideComparables >= MIN_COMPARABLES || inside.length === found.length) return { ...split(inside, n), fallbacks: [] };
+  if (inside.length >= MIN_COMPARABLES || inside.length === found.length) return { ...split(inside, n), fallbacks: [] };
   return { ...split(found, n), fallbacks: ['radius'] };
 }
 
@@ -150,16 +140,16 @@ export async function searchComparables(s: ValuationSubject, o: SearchOptions): 
   const started = performance.now();
   const n = Math.max(o.limit, BEST_K);
   const params = { ...subjectParams(s), v_n: n };
-  const run = async (zone: string, extra: Params, inRadius = 'true', where = candidateWhere(BOUND_SUBJECT)) => {
+  const run = async (zone: string, extra: Params, inRadius = 'true') => {
     const rows = await o.query(
       `select * from (
          select ${comparableColumns(BOUND_SUBJECT)}, ${inRadius} as in_radius
          from valuation_ventes c ${trendJoinSql(BOUND_SUBJECT)}
-         where ${zone} and ${where})
+         where ${zone} and ${candidateWhere(BOUND_SUBJECT)})
        -- the best within the radius, and the best of the widened ring: the best of the widened search is among them
-       -- (by similarity for the listing, by weight for the estimate); the same location's history apart
-       qualify row_number() over (partition by in_radius, history order by ${RANK_ORDER}) <= $v_n
-         or row_number() over (partition by in_radius, history order by ${WEIGHT_ORDER}) <= ${ESTIMATE_K}
+       -- (by similarity for the listing, by weight for the estimate)
+       qualify row_number() over (partition by in_radius order by ${RANK_ORDER}) <= $v_n
+         or row_number() over (partition by in_radius order by ${WEIGHT_ORDER}) <= ${ESTIMATE_K}
        order by ${RANK_ORDER}`,
       { ...params, ...extra },
       Math.max(1, o.budgetMs - (performance.now() - started)),
@@ -175,8 +165,6 @@ export async function searchComparables(s: ValuationSubject, o: SearchOptions): 
     `c.latitude between $v_lat0 and $v_lat1 and c.longitude between $v_lon0 and $v_lon1 and ${withinRadiusSql(BOUND_SUBJECT, 'c', '$v_wide')}`,
     { v_lat0: s.latitude - dLat, v_lat1: s.latitude + dLat, v_lon0: s.longitude - dLon, v_lon1: s.longitude + dLon, v_wide: wide },
     withinRadiusSql(BOUND_SUBJECT),
-    // the radius search alone adds the same location's history (MODEL.locationHistoryMonths)
-    candidateOrHistoryWhere(BOUND_SUBJECT),
   );
   const picked = pickRadius(found, n);
   let { comparables, pool } = picked;
@@ -281,8 +269,7 @@ export function priceStats(pool: Comparable[]): { median: number; relIqr: number
 const METHODOLOGY =
   `Weighted median of the price per m² of up to ${ESTIMATE_K} clean sales of the same type, each brought to the reference date ` +
   "along the département's monthly price trend and to the surface by a hedonic elasticity, weighted by distance, recency and " +
-  "surface (bandwidths chosen by walk-forward backtest; sales of the same parcel weigh more, and its sales of up to " +
-  `${MODEL.locationHistoryMonths} months back join them), lightly shrunk toward the département's indexed price when few ` +
+  "surface (bandwidths chosen by walk-forward backtest; sales of the same parcel weigh more), lightly shrunk toward the département's indexed price when few " +
   'comparables carry the weight, corrected by the median error the published walk-forward backtest measured for the type, ' +
   'multiplied by the surface; low and high are a 50 % interval calibrated by that backtest (docs/valuation.md).';
 
@@ -302,20 +289,18 @@ export function intervalFor(calibration: Calibration | undefined, typeLocal: str
 /** The estimate from the search's pool (SearchResult.pool), or null with fewer than MIN_COMPARABLES. */
 export function estimateFrom(pool: Comparable[], input: EstimateInput, calibration: Calibration | undefined): Estimate | null {
   const best = [...pool].sort(weightCompare).slice(0, ESTIMATE_K);
-  // the counts, the similarity and the 3-comparable rule are the comparables' (the location's history is none)
-  const comparables = best.filter((c) => !c.history);
-  if (comparables.length < MIN_COMPARABLES) return null;
+  if (best.length < MIN_COMPARABLES) return null;
   const stats = priceStats(best);
   const relIqr = stats.relIqr;
   // the bias correction learnt by the backtest on the same data's earlier sales (none without a calibration)
   const median = stats.median * Math.exp(logBiasOf(calibration, input.typeLocal));
   const mid = median * input.surface;
   const iv = intervalFor(calibration, input.typeLocal, input.surface, relIqr);
-  const avgSimilarity = comparables.reduce((a, c) => a + c.score, 0) / comparables.length;
+  const avgSimilarity = best.reduce((a, c) => a + c.score, 0) / best.length;
   const positive: string[] = [];
   const limiting: string[] = [];
-  if (comparables.length >= 8) positive.push('many_comparables');
-  if (comparables.length < 5) limiting.push('few_comparables');
+  if (best.length >= 8) positive.push('many_comparables');
+  if (best.length < 5) limiting.push('few_comparables');
   if (avgSimilarity >= 0.7) positive.push('high_similarity');
   if (avgSimilarity < 0.5) limiting.push('low_similarity');
   if (relIqr <= 0.15) positive.push('comparables_agree');
@@ -324,7 +309,7 @@ export function estimateFrom(pool: Comparable[], input: EstimateInput, calibrati
   if (!calibration || calibration.global.n < calibration.min_cohort_n) limiting.push('interval_uncalibrated');
   else if (iv.basis === 'cohort') positive.push('interval_calibrated_on_cohort');
   else limiting.push('interval_global_calibration');
-  const confidence = comparables.length >= 8 && avgSimilarity >= 0.7 ? 'high' : comparables.length >= 5 && avgSimilarity >= 0.5 ? 'medium' : 'low';
+  const confidence = best.length >= 8 && avgSimilarity >= 0.7 ? 'high' : best.length >= 5 && avgSimilarity >= 0.5 ? 'medium' : 'low';
   return {
     price_range: { low: Math.round(mid * iv.ratioLow), mid: Math.round(mid), high: Math.round(mid * iv.ratioHigh) },
     price_per_m2: { median: round(median, 2), used_surface: input.surface },
@@ -343,7 +328,7 @@ export function estimateFrom(pool: Comparable[], input: EstimateInput, calibrati
       calibration_generated_at: calibration?.generated_at ?? null,
     },
     confidence_factors: {
-      comparable_count: comparables.length,
+      comparable_count: best.length,
       average_similarity: round(avgSimilarity, 4),
       fallback_used: input.fallbacks.length > 0,
       positive_factors: positive,

@@ -31,16 +31,6 @@ export const MODEL = {
    */
   sameLocation: { maxDistanceM: 1, logBoost: 1.5 },
   /**
-   * The same location's history: the sales at the subject's very location (within sameLocation.maxDistanceM, i.e. of
-   * its parcel) sold before the horizon, up to this many months before the reference date, join the estimate's pool
-   * (kernels, boost and time adjustment as any comparable's). They are not comparables: never listed, never counted
-   * toward the 3 comparables an estimate needs nor toward the widening. A building's premium over its street shows in
-   * its own past sales, and in Toulon more than in Lyon the building is most of the story (docs/valuation.md, third
-   * search). 36 = the longest horizon the comparables endpoint accepts (the tuning months could not tell 24 from 60:
-   * their data starts two years before them).
-   */
-  locationHistoryMonths: 36,
-  /**
    * Whose trend brings a comparable's €/m² to the reference date (valuation_indice_prix): 'departement', or 'commune'
    * (the commune's where it has enough sales, else the département's). The walk-forward chose the département.
    */

@@ -30,45 +30,24 @@ export interface SubjectSql {
 }
 
 const sinceSql = (s: SubjectSql) => `(${s.refDate} - to_months(${s.maxAgeMonths}))::DATE`;
-const num = (v: number) => (Number.isFinite(v) ? String(v) : '0');
 
 /** Distance from the subject to comparable `c`; NULL when the comparable has no coordinates. */
 export const distanceSql = (s: SubjectSql, c = 'c') => haversineSql(s.latitude, s.longitude, `${c}.latitude`, `${c}.longitude`);
 
 const ageDaysSql = (s: SubjectSql, c = 'c') => `date_diff('day', ${c}.date_mutation, ${s.refDate})`;
 
-/** The conditions on a sale other than its date: type, surface, rooms, bulk, own mutation. */
-function saleWhere(s: SubjectSql, c: string): string[] {
+/** Conditions every candidate meets, whatever the zone searched (radius or administrative fallback). */
+export function candidateWhere(s: SubjectSql, c = 'c'): string {
   return [
     `${c}.type_local = ${s.typeLocal}`,
     `${c}.surface_reelle_bati between ${s.surfaceMin} and ${s.surfaceMax}`,
+    `${c}.date_mutation >= ${sinceSql(s)} and ${c}.date_mutation < ${s.until}`,
     // ±1 room tolerance (specification); a comparable whose rooms are unknown cannot be checked, so it is left out
     `(${s.pieces} is null or ${c}.nombre_pieces_principales between ${s.pieces} - 1 and ${s.pieces} + 1)`,
     `(not ${s.excludeBulk} or not ${c}.is_bulk_sale)`,
     `(${s.excludeMutation} is null or ${c}.id_mutation <> ${s.excludeMutation})`,
-  ];
-}
-
-/** Conditions every candidate meets, whatever the zone searched (radius or administrative fallback). */
-export function candidateWhere(s: SubjectSql, c = 'c'): string {
-  return [...saleWhere(s, c), `${c}.date_mutation >= ${sinceSql(s)} and ${c}.date_mutation < ${s.until}`].join(' and ');
-}
-
-/**
- * A sale of the same location's history (MODEL.locationHistoryMonths): at the subject's very location, sold before the
- * horizon and at most locationHistoryMonths before the reference date, otherwise a candidate. Only the radius search
- * adds them (they lie within any radius); the `history` column tells them apart.
- */
-export function historyWhere(s: SubjectSql, c = 'c'): string {
-  return [
-    ...saleWhere(s, c),
-    `${c}.date_mutation >= (${s.refDate} - to_months(${MODEL.locationHistoryMonths}))::DATE and ${c}.date_mutation < ${sinceSql(s)}`,
-    `${distanceSql(s, c)} < ${num(MODEL.sameLocation.maxDistanceM)}`,
   ].join(' and ');
 }
-
-/** A candidate of the radius search: a comparable, or a sale of the same location's history. */
-export const candidateOrHistoryWhere = (s: SubjectSql, c = 'c') => `((${candidateWhere(s, c)}) or (${historyWhere(s, c)}))`;
 
 /**
  * The radius condition (exact distance; callers may add a bounding box in front of it, which never changes the set).
@@ -109,6 +88,7 @@ export function trendJoinSql(s: SubjectSql, c = 'c'): string {
   return `${commune} ${on(`${c}_td`, 'departement', 'code_departement')}`;
 }
 
+const num = (v: number) => (Number.isFinite(v) ? String(v) : '0');
 
 /** ln of the subject-to-comparable surface ratio, ln(s / S). */
 const logSurfaceRatioSql = (s: SubjectSql, c = 'c') => `ln(${c}.surface_reelle_bati / ${s.surface})`;
@@ -150,5 +130,5 @@ export function comparableColumns(s: SubjectSql, c = 'c'): string {
     ${c}.prix_m2, ${c}.surface_reelle_bati, ${c}.nombre_pieces_principales, ${c}.address, ${c}.code_postal, ${c}.commune,
     ${distanceSql(s, c)} as distance_m, ${ageDaysSql(s, c)} as age_days, ${scoreSql(s, c)} as score,
     ${adjustComparableSql(s, c)} as prix_m2_ajuste, ${logWeightSql(s, c)} as log_weight,
-    ${c}_td.prix_m2_tendance as prix_m2_tendance, ${c}.date_mutation < ${sinceSql(s)} as history, ${featureColumnsSql(c)}`;
+    ${c}_td.prix_m2_tendance as prix_m2_tendance, ${featureColumnsSql(c)}`;
 }

@@ -129,7 +129,7 @@ export const BASE: P = {
 
 /** The estimator after the second search (docs/valuation.md): the third search's starting point. */
 export const CURRENT: P = { ...BASE, sameBoost: 1.5, rec: { Appartement: 96, Maison: 48 }, el: { Appartement: 0.2, Maison: 0.1 } };
-/** What lib/valuation implements after the third search: the same location's history, 36 months. */
+/** The third search's best variant, the same location's history (36 months): measured, not kept in lib/valuation (docs/valuation.md). */
 export const THIRD: P = { ...CURRENT, sameHistory: 36 };
 
 export function wq(v: number[], w: number[], q: number): number {
