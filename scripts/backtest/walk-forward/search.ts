@@ -7,8 +7,13 @@
 //   3. tsx scripts/backtest/walk-forward/search.ts variants '[["label", {"sameBoost": 1.5}], ...]'
 //      tsx scripts/backtest/walk-forward/search.ts descent '{...start}'   (coordinate descent on the tuning months)
 //      tsx scripts/backtest/walk-forward/search.ts final '{...chosen}'    (held-out figures, bias correction included)
+//      tsx scripts/backtest/walk-forward/search.ts variants-current '[["label", {...}], ...]'   (patches over CURRENT)
+//      tsx scripts/backtest/walk-forward/search.ts descent-current        (third search: its axes, from CURRENT)
+//      tsx scripts/backtest/walk-forward/search.ts coverage '[["label", {...}], ...]'   (50 % interval, 6 months → next 6)
 // Tuning months: Toulon 2024, Lyon 2016. Held out (chose nothing): Toulon 2025-01 – 2025-06, Lyon 2017-01 – 2018-12.
-import { BASE, estimate, load, metricsOf, type M, type P, type T } from './model';
+import { calibrate, cohortOf, spreadOf } from '../../../lib/valuation/calibration';
+import { intervalFor } from '../../../lib/valuation/estimator';
+import { BASE, CURRENT, estimate, load, metricsOf, type M, type P, type T } from './model';
 
 const DIR = process.env.WF_DIR ?? '/tmp/walk-forward';
 const HOLD_FROM: Record<string, string> = { toulon: '2025-01', lyon: '2017-01' };
@@ -37,7 +42,7 @@ const f2 = (x: number) => (x * 100).toFixed(2);
 /** The objective: mean MdAPE of the two samples' tuning months. */
 const objective = (r: Split) => (r.toulon.a.mdape + r.lyon.a.mdape) / 2;
 const line = (label: string, r: Split) =>
-  `${label.padEnd(40)} tuning ${f2(objective(r))} | Toulon ${f2(r.toulon.a.mdape)} held-out ${f2(r.toulon.b.mdape)} ±10 ${f2(r.toulon.b.w10)} bias ${f2(r.toulon.b.bias)}` +
+  `${label.padEnd(40)} tuning ${f2(objective(r))} | Toulon ${f2(r.toulon.a.mdape)} ±10 ${f2(r.toulon.a.w10)} held-out ${f2(r.toulon.b.mdape)} ±10 ${f2(r.toulon.b.w10)} bias ${f2(r.toulon.b.bias)}` +
   ` | Lyon ${f2(r.lyon.a.mdape)} held-out ${f2(r.lyon.b.mdape)} ±10 ${f2(r.lyon.b.w10)} bias ${f2(r.lyon.b.bias)}`;
 
 const AXES: Array<[string, Array<number | string>]> = [
@@ -51,7 +56,19 @@ const AXES: Array<[string, Array<number | string>]> = [
   ['reg', [0, 0.5, 1]], ['regRidge', [0.03, 0.3, 3, 1e9]], ['trend', ['d', 'c', 'none']],
 ];
 
-function descent(ds: Record<string, T[]>, start: P): P {
+/** The third search's axes (Toulon: issue 18's accuracy targets), descended from CURRENT. */
+const AXES3: Array<[string, Array<number | string>]> = [
+  ['streetBoost.Appartement', [0, 0.3, 0.7]], ['streetBoost.Maison', [0, 0.3, 0.7]], ['streetMaxD', [50, 150, 1e9]],
+  ['addrBoost.Appartement', [0, 0.5, 1]], ['sectionBoost.Appartement', [0, 0.3, 0.5]], ['sectionBoost.Maison', [0, 0.3, 0.5]],
+  ['bw2', [0, 30, 60]], ['lambda2', [2, 8, 32]],
+  ['depBeta.Appartement', [0, 0.03, 0.06]], ['depBeta.Maison', [0, 0.05, 0.1]],
+  ['gradMult.Appartement', [0, 0.5, 1]], ['gradMult.Maison', [0, 0.5, 1]], ['gradRidge', [0.3, 1, 3]],
+  ['areaAlpha.Appartement', [0, 0.1]], ['areaAlpha.Maison', [0, 0.1, 0.2, 0.3]],
+  ['denseN', [0, 5, 10, 20]], ['sparseMult', [1, 1.5, 2, 3]], ['medSpread', [0, 0.05, 0.1]],
+  ['carrezPen', [0, 0.5, 1]], ['carrezThr', [0.1, 0.2]], ['depPen', [0, 0.1]],
+];
+
+function descent(ds: Record<string, T[]>, start: P, axes = AXES): P {
   let cur = structuredClone(start);
   let best = evalP(ds, cur);
   console.log(line('start', best));
@@ -62,7 +79,7 @@ function descent(ds: Record<string, T[]>, start: P): P {
   };
   for (let pass = 0; pass < 2; pass++) {
     let changed = false;
-    for (const [key, values] of AXES) {
+    for (const [key, values] of axes) {
       for (const v of values) {
         const c = structuredClone(cur);
         set(c, key, v);
@@ -101,13 +118,51 @@ function final(ds: Record<string, T[]>, p: P): void {
   console.log(line('estimator, bias-corrected', split(ds, (t) => corrected.get(t.id)!)));
 }
 
+/**
+ * Coverage of the 50 % interval as lib/valuation calibrates it (split-conformal cohort quartiles shrunk toward the
+ * type's), learnt on 6 months (with their per-type bias correction) and measured on the next 6.
+ */
+function coverage(ds: Record<string, T[]>, p: P): void {
+  const windows: Array<[string, string, string, string]> = [
+    ['toulon', '2024-01', '2024-07', '2025-01'], ['toulon', '2024-07', '2025-01', '2025-07'],
+    ['lyon', '2016-01', '2016-07', '2017-01'], ['lyon', '2016-07', '2017-01', '2017-07'],
+  ];
+  const parts: string[] = [];
+  for (const [k, a, b, c] of windows) {
+    const est = new Map(ds[k].map((t) => [t.id, estimate(t, p)]));
+    const learnRows = ds[k].filter((t) => t.ym >= a && t.ym < b && est.get(t.id));
+    const bias: Record<string, number> = {};
+    for (const type of ['Appartement', 'Maison']) {
+      const r = learnRows.filter((t) => t.type === type).map((t) => Math.log(t.actual / est.get(t.id)!.mid));
+      bias[type] = r.length >= 30 ? median(r) : 0;
+    }
+    const z = (t: T) => { const e = est.get(t.id)!; return Math.log(t.actual / (e.mid * Math.exp(bias[t.type]))) / spreadOf(e.relIqr); };
+    const cal = calibrate(learnRows.map((t) => ({ cohort: cohortOf(t.type, t.surface, est.get(t.id)!.relIqr), z: z(t) })), 'x');
+    const measured = ds[k].filter((t) => t.ym >= b && t.ym < c && est.get(t.id));
+    const inside = measured.filter((t) => {
+      const e = est.get(t.id)!;
+      const iv = intervalFor(cal, t.type, t.surface, e.relIqr);
+      const mid = e.mid * Math.exp(bias[t.type]);
+      return t.actual >= mid * iv.ratioLow && t.actual <= mid * iv.ratioHigh;
+    }).length;
+    parts.push(`${k} ${a}→${b}: ${((inside / measured.length) * 100).toFixed(1)} % of ${measured.length}`);
+  }
+  console.log(parts.join(' | '));
+}
+
 async function main(): Promise<void> {
   const [mode, arg] = process.argv.slice(2);
   const ds = await setup();
   if (mode === 'variants') {
     console.log(line('plain kNN', split(ds, (t) => t.knn)));
     for (const [label, patch] of JSON.parse(arg) as Array<[string, Partial<P>]>) console.log(line(label, evalP(ds, { ...BASE, ...patch })));
+  } else if (mode === 'variants-current') {
+    // patches over the estimator as implemented (CURRENT), the third search's starting point
+    console.log(line('plain kNN', split(ds, (t) => t.knn)));
+    for (const [label, patch] of JSON.parse(arg) as Array<[string, Partial<P>]>) console.log(line(label, evalP(ds, { ...CURRENT, ...patch })));
   } else if (mode === 'descent') console.log(JSON.stringify(descent(ds, { ...BASE, ...JSON.parse(arg ?? '{}') })));
+  else if (mode === 'descent-current') console.log(JSON.stringify(descent(ds, { ...CURRENT, denseR: 150, ...JSON.parse(arg ?? '{}') }, AXES3)));
+  else if (mode === 'coverage') for (const [label, patch] of JSON.parse(arg) as Array<[string, Partial<P>]>) { process.stdout.write(`${label}: `); coverage(ds, { ...CURRENT, ...patch }); }
   else if (mode === 'final') final(ds, { ...BASE, ...JSON.parse(arg ?? '{}') });
   else throw new Error('usage: search.ts variants JSON | descent JSON | final JSON');
 }
