@@ -1,6 +1,6 @@
 -- grain: one row per zone (commune or département), type and month: the local price trend of the valuation estimator
 -- materialized: table
--- sort: niveau, zone, type_local, mois
+-- sort: niveau, mois, zone, type_local
 -- check: unique(niveau, zone, type_local, mois)
 -- check: not_null(niveau, zone, type_local, mois, pente_mensuelle, prix_m2_tendance, nb_ventes_fenetre, nb_mois_fenetre)
 -- check: accepted_values(niveau, 'commune', 'departement')
@@ -10,6 +10,8 @@
 -- × exp(pente_mensuelle × months between the sale and the reference date), the trend of the comparable's commune,
 -- else of its département. Row `mois` is fitted ONLY on the 24 months before it (`mois` itself excluded): a valuation
 -- as of any day of `mois` uses no sale of that month or later, so the backtest's walk-forward stays free of leakage.
+-- Sorted by level then month: the estimator reads one month of one level per valuation, so DuckDB's min/max
+-- statistics skip the other months' row groups (docs/performance.md).
 -- The fit is a least-squares line through the monthly medians of ln(€/m²), weighted by each month's sales count: the
 -- 24-month window smooths it. A commune needs 120 sales and 12 months with sales in the window, a département 30 and
 -- 6 (docs/valuation.md); the slope is clamped to ±2 % a month, beyond which a zone's trend is noise, not a market.
