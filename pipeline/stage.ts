@@ -8,6 +8,7 @@ import path from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import zlib from 'node:zlib';
+import { splitDelimited } from '../lib/csv';
 import { all, lit, run, type DuckDBConnection } from '../lib/duck';
 import { unzipEntry, unzipFirstEntry } from './unzip';
 
@@ -153,24 +154,8 @@ async function headBytes(file: string, lines: number): Promise<Buffer> {
   return end >= 0 ? all.subarray(0, end) : all;
 }
 
-/** Fields of one delimited line ("" inside quotes is a quote). */
-function splitFields(line: string, sep: string): string[] {
-  const out: string[] = [];
-  let cur = '';
-  let quoted = false;
-  for (let i = 0; i < line.length; i++) {
-    const ch = line[i];
-    if (quoted) {
-      if (ch === '"' && line[i + 1] === '"') (cur += '"'), i++;
-      else if (ch === '"') quoted = false;
-      else cur += ch;
-    } else if (ch === '"') quoted = true;
-    else if (ch === sep) out.push(cur), (cur = '');
-    else cur += ch;
-  }
-  out.push(cur);
-  return out.map((s) => s.trim());
-}
+/** Fields of one delimited line, trimmed. */
+const splitFields = (line: string, sep: string) => splitDelimited(line, sep).map((s) => s.trim());
 
 function sniffDelimiter(headerLine: string): string {
   const counts = new Map<string, number>();

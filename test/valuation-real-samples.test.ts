@@ -6,6 +6,7 @@ import readline from 'node:readline';
 import zlib from 'node:zlib';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { samplesDir } from '../lib/config';
+import { cutTree, monthStart } from '../scripts/backtest/api-replay';
 import { buildRealDatasets, COLUMNS, fromExcelResave, fromLyonReduced, type RealDataset } from '../scripts/backtest/real-samples';
 import { splitCsv, tempDir } from './helpers/samples';
 
@@ -42,23 +43,61 @@ describe('the reduced Lyon flats', () => {
 
 describe('buildRealDatasets', () => {
   let datasets: RealDataset[];
+  const logged: string[] = [];
+  const bySlug = (slug: string) => datasets.find((d) => d.slug === slug)!;
   beforeAll(async () => {
-    datasets = await buildRealDatasets(path.join(samplesDir, 'dvf'), tempDir('foncier-real-'));
+    datasets = await buildRealDatasets(path.join(samplesDir, 'dvf'), tempDir('foncier-real-'), (m) => logged.push(m));
+  });
+
+  it('finds the two multi-year sets of the samples and says why it skips the other files', () => {
+    expect(datasets.map((d) => [d.slug, d.departements, d.annees])).toEqual([
+      ['69', ['69'], [2014, 2015, 2016, 2017, 2018]],
+      ['83137', ['83'], [2023, 2024, 2025]],
+    ]);
+    expect(datasets.map((d) => d.label)).toEqual([
+      'real DVF: Lyon, 9 communes of département 69, 2014–2018 (reduced extract)',
+      'real DVF: Toulon (83137), 2023–2025 (Excel re-save, geo-DVF)',
+    ]);
+    const skipped = logged.filter((m) => m.startsWith('skipped '));
+    expect(skipped.map((m) => m.split(':')[0]).sort()).toEqual([
+      'skipped dvf-app-api_83137_toulon_2020S2-2025S1_par_mutation.csv.gz',
+      'skipped dvfplus_mutations_d44_thouare-sur-loire_44204.csv',
+      'skipped geo-dvf_2018_69_rhone_release2019_partial.csv.gz', // one year only; not merged into Lyon's (other communes)
+      'skipped geo-dvf_2021_33_extrait_abzac.csv',
+      'skipped valeursfoncieres-2020_extrait_dep01.txt',
+    ]);
+  });
+
+  it('reads any folder of geo-DVF files: per-commune files of the Etalab tree, plain CSV, any names', async () => {
+    const dir = tempDir('foncier-real-any-');
+    for (const year of [2023, 2024]) {
+      const dest = path.join(dir, String(year), 'communes', '83', '83137.csv');
+      fs.mkdirSync(path.dirname(dest), { recursive: true });
+      fs.writeFileSync(dest, zlib.gunzipSync(fs.readFileSync(path.join(samplesDir, 'dvf', `geo-dvf_${year}_83137_toulon.csv.gz`))));
+    }
+    fs.writeFileSync(path.join(dir, 'notes.txt'), 'not a DVF file\n');
+    const found = await buildRealDatasets(dir, tempDir('foncier-real-any-out-'));
+    expect(found.map((d) => [d.label, d.annees])).toEqual([['real DVF: Toulon (83137), 2023–2024 (geo-DVF)', [2023, 2024]]]);
+    const original = await readGeo(path.join(samplesDir, 'dvf', 'geo-dvf_2024_83137_toulon.csv.gz'));
+    expect(await readGeo(path.join(found[0].tree, '2024', 'departements', '83.csv.gz'))).toEqual(original);
   });
 
   it('keeps the 2025 lines of Toulon: 3,444 lines, 1,589 mutations, 2025-01-02 to 2025-06-30 (PROVENANCE.md)', async () => {
-    const rows = await readGeo(path.join(datasets[0].tree, '2025', 'departements', '83.csv.gz'));
+    const rows = await readGeo(path.join(bySlug('83137').tree, '2025', 'departements', '83.csv.gz'));
     expect(rows).toHaveLength(3444);
     expect(new Set(rows.map((r) => r.id_mutation)).size).toBe(1589);
     const dates = rows.map((r) => r.date_mutation).sort();
     expect([dates[0], dates.at(-1)]).toEqual(['2025-01-02', '2025-06-30']);
     // The last line of the file, which has no line end.
     expect(rows.at(-1)).toMatchObject({ longitude: '5.935729', latitude: '43.121547' });
-    expect(fs.readFileSync(path.join(datasets[0].tree, '2023', 'departements', '83.csv.gz'))).toEqual(fs.readFileSync(path.join(samplesDir, 'dvf', 'geo-dvf_2023_83137_toulon.csv.gz')));
+    // 2023 and 2024 from the published files (the Excel re-save's 2024 is the same lines).
+    for (const year of [2023, 2024]) {
+      expect(await readGeo(path.join(bySlug('83137').tree, String(year), 'departements', '83.csv.gz'))).toEqual(await readGeo(path.join(samplesDir, 'dvf', `geo-dvf_${year}_83137_toulon.csv.gz`)));
+    }
   });
 
   it('keeps every Lyon line and groups lines of the same day, price and postal code into one mutation', async () => {
-    const rows = await readGeo(path.join(datasets[1].tree, '2014', 'departements', '69.csv.gz'));
+    const rows = await readGeo(path.join(bySlug('69').tree, '2014', 'departements', '69.csv.gz'));
     expect(rows).toHaveLength(7601);
     const groups = new Map<string, Set<string>>();
     for (const r of rows) {
@@ -68,5 +107,26 @@ describe('buildRealDatasets', () => {
     expect([...groups.values()].every((ids) => ids.size === 1)).toBe(true);
     expect(new Set(rows.map((r) => r.id_mutation)).size).toBe(groups.size);
     expect(groups.size).toBeLessThan(7601);
+  });
+
+  it('cuts a tree before a day for the API replay: whole earlier years, the lines before the day, no later year', async () => {
+    const dest = tempDir('foncier-cut-');
+    const toulon = bySlug('83137');
+    const years = await cutTree(toulon, '2024-03-01', dest);
+    expect(years).toEqual([2023, 2024]);
+    expect(fs.existsSync(path.join(dest, '2025'))).toBe(false);
+    const full2023 = await readGeo(path.join(toulon.tree, '2023', 'departements', '83.csv.gz'));
+    expect(await readGeo(path.join(dest, '2023', 'departements', '83.csv.gz'))).toEqual(full2023);
+    const full2024 = await readGeo(path.join(toulon.tree, '2024', 'departements', '83.csv.gz'));
+    const cut2024 = await readGeo(path.join(dest, '2024', 'departements', '83.csv.gz'));
+    const before = full2024.filter((r) => new Date(r.date_mutation) < new Date('2024-03-01'));
+    expect(before.length).toBeGreaterThan(1000);
+    expect(cut2024).toEqual(before);
+  });
+
+  it('names the first day of a month some months earlier', () => {
+    expect(monthStart('2025-01', 0)).toBe('2025-01-01');
+    expect(monthStart('2025-01', 12)).toBe('2024-01-01');
+    expect(monthStart('2018-07', 7)).toBe('2017-12-01');
   });
 });

@@ -1,14 +1,18 @@
-// The real multi-year DVF samples of shared/data/dvf (see its PROVENANCE.md) turned into geo-DVF trees that the
-// pipeline imports as it imports the published files: Toulon 2023–2024 as published, Toulon 2025 S1 rebuilt from its
-// Excel re-save, Lyon flats 2014–2018 rebuilt from a reduced extract. Used by `npm run backtest -- --real-samples`.
+// Real multi-year DVF files (by default the samples of shared/data/dvf, see its PROVENANCE.md) turned into geo-DVF
+// trees that the pipeline imports as it imports the published files: on the samples, Toulon 2023–2024 as published,
+// Toulon 2025 S1 rebuilt from its Excel re-save, Lyon flats 2014–2018 rebuilt from a reduced extract. Used by
+// `npm run backtest -- --real-samples [DIR]`.
 import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
 import zlib from 'node:zlib';
+import { splitDelimited } from '../../lib/csv';
 
 export interface RealDataset {
   /** Section of docs/valuation.md. */
   label: string;
+  /** Short name of the data folder (the commune's code, or the département's). */
+  slug: string;
   /** geo-DVF tree: {annee}/departements/{dep}.csv.gz */
   tree: string;
   departements: string[];
@@ -26,10 +30,6 @@ export const COLUMNS = GEO_HEADER.split(',');
 
 const csvField = (v: string) => (/[",\n]/.test(v) ? `"${v.replaceAll('"', '""')}"` : v);
 
-async function* lines(file: string): AsyncGenerator<string> {
-  const input = fs.createReadStream(file).pipe(zlib.createGunzip());
-  for await (const line of readline.createInterface({ input, crlfDelay: Infinity })) yield line;
-}
 
 /** Streams `rows` (already in geo-DVF column order) into a gzipped geo-DVF file. */
 async function writeGeo(file: string, rows: AsyncIterable<string[]>): Promise<number> {
@@ -81,41 +81,137 @@ export function fromLyonReduced(fields: string[], idMutation: string): string[] 
   return COLUMNS.map((c) => row[c] ?? '');
 }
 
-export async function buildRealDatasets(dvfDir: string, outDir: string): Promise<RealDataset[]> {
-  const toulon = path.join(outDir, 'toulon');
-  for (const year of [2023, 2024]) {
-    const dest = path.join(toulon, String(year), 'departements', '83.csv.gz');
-    fs.mkdirSync(path.dirname(dest), { recursive: true });
-    fs.copyFileSync(path.join(dvfDir, `geo-dvf_${year}_83137_toulon.csv.gz`), dest);
-  }
-  await writeGeo(path.join(toulon, '2025', 'departements', '83.csv.gz'), (async function* () {
-    let header = true;
-    for await (const line of lines(path.join(dvfDir, 'geo-dvf_2024-2025S1_83137_toulon_excel-resave.csv.gz'))) {
-      if (header) { header = false; continue; }
-      if (!line) continue;
-      const f = fromExcelResave(line);
-      if (f[1].startsWith('2025-')) yield f; // its 2024 part is file 4's, line for line
-    }
-  })());
+/** The forms of real DVF files the backtest reads: Etalab geo-DVF, its Excel re-save, the reduced Lyon extract. */
+type Kind = 'geo-DVF' | 'Excel re-save' | 'reduced extract';
 
-  const lyon = path.join(outDir, 'lyon');
-  const lyonYears = [2014, 2015, 2016, 2017, 2018];
-  for (const year of lyonYears) {
-    const ids = new Map<string, string>();
-    await writeGeo(path.join(lyon, String(year), 'departements', '69.csv.gz'), (async function* () {
-      let header = true;
-      for await (const line of lines(path.join(dvfDir, 'lyon_appartements_2014-2018_reduced', `${year}.csv.gz`))) {
-        if (header) { header = false; continue; }
-        if (!line) continue;
-        const f = line.split(',');
-        const key = `${f[1]}|${f[2]}|${f[4]}`;
-        if (!ids.has(key)) ids.set(key, `${year}-L${ids.size + 1}`);
-        yield fromLyonReduced(f, ids.get(key)!);
-      }
-    })());
+const KINDS: Array<[Kind, (header: string) => boolean]> = [
+  ['geo-DVF', (h) => h === GEO_HEADER],
+  ['Excel re-save', (h) => h === GEO_HEADER.replaceAll(',', ';')],
+  ['reduced extract', (h) => /^,date_mutation,valeur_fonciere,surface_reelle_bati,code_postal,longitude,latitude$/.test(h)],
+];
+
+
+async function* fileLines(file: string): AsyncGenerator<string> {
+  const raw = fs.createReadStream(file);
+  const input = file.endsWith('.gz') ? raw.pipe(zlib.createGunzip()) : raw;
+  for await (const line of readline.createInterface({ input, crlfDelay: Infinity })) yield line;
+}
+
+async function headerOf(file: string): Promise<string> {
+  for await (const line of fileLines(file)) return line.replace(/^\uFEFF/, '');
+  return '';
+}
+
+/** The lines of a DVF file of any kind, in the Etalab form (fields in GEO_HEADER order). */
+async function* geoRows(file: string, kind: Kind): AsyncGenerator<string[]> {
+  const ids = new Map<string, string>();
+  let header = true;
+  for await (const line of fileLines(file)) {
+    if (header) { header = false; continue; }
+    if (!line) continue;
+    if (kind === 'geo-DVF') yield splitDelimited(line, ',');
+    else if (kind === 'Excel re-save') yield fromExcelResave(line);
+    else {
+      const f = line.split(',');
+      const key = `${f[1]}|${f[2]}|${f[4]}`;
+      if (!ids.has(key)) ids.set(key, `${f[1].slice(0, 4)}-L${ids.size + 1}`);
+      yield fromLyonReduced(f, ids.get(key)!);
+    }
   }
-  return [
-    { label: 'real DVF: Toulon 2023 – 2025 S1 (geo-DVF)', tree: toulon, departements: ['83'], annees: [2023, 2024, 2025] },
-    { label: 'real DVF: Lyon flats 2014–2018 (reduced extract)', tree: lyon, departements: ['69'], annees: lyonYears },
-  ];
+}
+
+const DATE = COLUMNS.indexOf('date_mutation');
+const COMMUNE = COLUMNS.indexOf('code_commune');
+const NOM_COMMUNE = COLUMNS.indexOf('nom_commune');
+const DEPARTEMENT = COLUMNS.indexOf('code_departement');
+
+interface FileInfo {
+  file: string;
+  kind: Kind;
+  lines: Map<string, number>; // "département|year" → lines
+  communes: Map<string, string>; // code → name
+}
+
+function* walk(dir: string): Generator<string> {
+  for (const e of fs.readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) yield* walk(p);
+    else if (/\.(csv|txt)(\.gz)?$/.test(e.name)) yield p;
+  }
+}
+
+/**
+ * Every multi-year set of real DVF sales under `dvfDir` (any depth), rebuilt as a geo-DVF tree the pipeline imports
+ * as it imports the published files. Files are recognised by their header (Etalab geo-DVF, plain or gzipped; its
+ * Excel re-save; the reduced Lyon extract); others are skipped with the reason. Files of the same area (a shared
+ * département and mostly the same communes) form one dataset; where two files hold the same département and year,
+ * the one with more lines of it provides that year (a re-save of the same year gives the same lines). A dataset needs
+ * two calendar years: the backtest values its last twelve months from the sales before.
+ */
+export async function buildRealDatasets(dvfDir: string, outDir: string, log: (m: string) => void = () => {}): Promise<RealDataset[]> {
+  const infos: FileInfo[] = [];
+  for (const file of walk(dvfDir)) {
+    const header = await headerOf(file);
+    const kind = KINDS.find(([, test]) => test(header))?.[0];
+    if (!kind) {
+      log(`skipped ${path.relative(dvfDir, file)}: not geo-DVF (header ${JSON.stringify(header.slice(0, 60))})`);
+      continue;
+    }
+    const info: FileInfo = { file, kind, lines: new Map(), communes: new Map() };
+    for await (const r of geoRows(file, kind)) {
+      if (!r[DEPARTEMENT] || !/^\d{4}-\d\d-\d\d$/.test(r[DATE] ?? '')) continue; // the import reports such lines; no partition here
+      const key = `${r[DEPARTEMENT]}|${r[DATE].slice(0, 4)}`;
+      info.lines.set(key, (info.lines.get(key) ?? 0) + 1);
+      if (r[COMMUNE]) info.communes.set(r[COMMUNE], r[NOM_COMMUNE]);
+    }
+    infos.push(info);
+  }
+
+  // Files of the same area: a shared département and a Jaccard index of their communes of at least one half.
+  const sameArea = (a: FileInfo, b: FileInfo) => {
+    const deps = (f: FileInfo) => new Set([...f.lines.keys()].map((k) => k.split('|')[0]));
+    if (![...deps(a)].some((d) => deps(b).has(d))) return false;
+    const shared = [...a.communes.keys()].filter((c) => b.communes.has(c)).length;
+    return shared / (a.communes.size + b.communes.size - shared) >= 0.5;
+  };
+  const groups: FileInfo[][] = [];
+  for (const info of infos) {
+    const joined = groups.filter((g) => g.some((f) => sameArea(f, info)));
+    const merged = [info, ...joined.flat()];
+    for (const g of joined) groups.splice(groups.indexOf(g), 1);
+    groups.push(merged);
+  }
+
+  const datasets: RealDataset[] = [];
+  for (const files of groups) {
+    const owner = new Map<string, FileInfo>(); // "département|year" → the file providing it
+    // More lines win; on a tie, the published form (a re-save of the same year has the same lines).
+    const rank = (f: FileInfo | undefined, key: string) => (f ? (f.lines.get(key) ?? 0) * 2 + (f.kind === 'geo-DVF' ? 1 : 0) : -1);
+    for (const f of files) for (const key of f.lines.keys()) if (rank(f, key) > rank(owner.get(key), key)) owner.set(key, f);
+    const annees = [...new Set([...owner.keys()].map((k) => Number(k.split('|')[1])))].sort();
+    const departements = [...new Set([...owner.keys()].map((k) => k.split('|')[0]))].sort();
+    const communes = new Map(files.flatMap((f) => [...f.communes]));
+    const only = communes.size === 1 ? [...communes][0] : undefined;
+    const slug = only ? only[0] : departements.join('-');
+    const firstWords = new Set([...communes.values()].map((n) => n.split(' ')[0]));
+    const area = firstWords.size === 1 ? `${[...firstWords][0]}, ` : ''; // Lyon, Paris, Marseille: their arrondissements
+    const names = only ? `${only[1]} (${only[0]})` : `${area}${communes.size} communes of département ${departements.join(', ')}`;
+    const kinds = [...new Set([...owner.values()].map((f) => f.kind))].sort().join(', ');
+    const label = `real DVF: ${names}, ${annees[0]}–${annees.at(-1)} (${kinds})`;
+    const used = [...new Set(owner.values())].map((f) => path.relative(dvfDir, f.file)).join(', ');
+    if (annees.length < 2) {
+      log(`skipped ${used}: ${names} has one year of sales (${annees.join('')}); the backtest needs two`);
+      continue;
+    }
+    const tree = path.join(outDir, slug);
+    for (const [key, f] of owner) {
+      const [dep, year] = key.split('|');
+      await writeGeo(path.join(tree, year, 'departements', `${dep}.csv.gz`), (async function* () {
+        for await (const r of geoRows(f.file, f.kind)) if (r[DEPARTEMENT] === dep && r[DATE].startsWith(year)) yield r;
+      })());
+    }
+    log(`${label}: ${used}`);
+    datasets.push({ label, slug, tree, departements, annees });
+  }
+  return datasets.sort((a, b) => a.label.localeCompare(b.label));
 }

@@ -5,6 +5,7 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import { samplesDir } from '../../lib/config';
 import { all, openMemory, type Row } from '../../lib/duck';
+import { splitDelimited } from '../../lib/csv';
 
 export const GEO_SAMPLE = path.join(samplesDir, 'dvf', 'geo-dvf_2021_33_extrait_abzac.csv');
 export const RAW_SAMPLE = path.join(samplesDir, 'dvf', 'valeursfoncieres-2020_extrait_dep01.txt');
@@ -44,21 +45,5 @@ export function lakeGlob(dataRoot: string, source = 'dvf'): string {
   return `read_parquet('${path.join(dataRoot, 'lake', source)}/*/*/*.parquet', hive_partitioning = true, hive_types = ${types})`;
 }
 
-/** Splits one CSV line with quotes (enough for the DVF samples). */
-export function splitCsv(line: string, sep = ','): string[] {
-  const out: string[] = [];
-  let cur = '';
-  let quoted = false;
-  for (let i = 0; i < line.length; i++) {
-    const ch = line[i];
-    if (quoted) {
-      if (ch === '"' && line[i + 1] === '"') (cur += '"'), i++;
-      else if (ch === '"') quoted = false;
-      else cur += ch;
-    } else if (ch === '"') quoted = true;
-    else if (ch === sep) out.push(cur), (cur = '');
-    else cur += ch;
-  }
-  out.push(cur);
-  return out;
-}
+/** Splits one CSV line with quotes (the samples' files are parsed by DuckDB in the pipeline; this reads them in tests). */
+export const splitCsv = (line: string, sep = ','): string[] => splitDelimited(line, sep);

@@ -3,17 +3,19 @@
 // with ALL its candidates within 1,000 m and 24 months (surface ×/÷ 1.5, strictly before it, not bulk) and every feature
 // a variant might use (distance, age, surfaces, rooms, land, dependencies, same parcel, address, street and section,
 // coordinates, index slopes and level).
-// Usage: tsx extract.ts DATA_ROOT OUT_PREFIX FROM PCT [HISTORY [HISTORY_RADIUS]]  →  OUT_PREFIX_targets.parquet, OUT_PREFIX_pairs.parquet
+// Usage: tsx extract.ts DATA_ROOT OUT_PREFIX FROM PCT [HISTORY [HISTORY_RADIUS [SAME_SURFACE]]]  →  OUT_PREFIX_targets.parquet, OUT_PREFIX_pairs.parquet
 import { all, DuckDBInstance, lit, run } from '../../../lib/duck';
 import { haversineSql } from '../../../lib/distance';
 import { currentServingFile } from '../../../lib/serving';
 
 async function main(): Promise<void> {
-  const [dataRoot, out, from, pct, history, historyRadius] = process.argv.slice(2);
+  const [dataRoot, out, from, pct, history, historyRadius, sameSurface] = process.argv.slice(2);
   // sales within HISTORY_RADIUS m of the target (default 1: its very location, the same parcel's centroid) are kept
   // up to HISTORY months back (default 24, as every candidate)
   const historyMonths = Number(history ?? 24);
   const historyRadiusM = Number(historyRadius ?? 1);
+  // sales at the target's very location (< 1 m) are kept with a surface within ×/÷ SAME_SURFACE (default 1.5, as every candidate)
+  const sameSurfaceRatio = Number(sameSurface ?? 1.5);
   const serving = currentServingFile(dataRoot)!;
   const inst = await DuckDBInstance.create(serving, { access_mode: 'READ_ONLY', threads: '2' });
   const conn = await inst.connect();
@@ -45,7 +47,8 @@ async function main(): Promise<void> {
     left join valuation_indice_prix tc on tc.niveau = 'commune' and tc.zone = c.code_commune_actuel and tc.type_local = c.type_local and tc.mois = date_trunc('month', t.date_mutation)::DATE
     where c.date_mutation < t.date_mutation and (c.date_mutation >= (t.date_mutation - interval 24 month)::DATE
         or (${d} < ${historyRadiusM} and c.date_mutation >= (t.date_mutation - to_months(${historyMonths}))::DATE)) and not c.is_bulk_sale
-      and c.id_mutation <> t.id_mutation and c.surface_reelle_bati between t.surface / 1.5 and t.surface * 1.5 and ${d} <= 1000
+      and c.id_mutation <> t.id_mutation and (c.surface_reelle_bati between t.surface / 1.5 and t.surface * 1.5
+        or (${d} < 1 and c.surface_reelle_bati between t.surface / ${sameSurfaceRatio} and t.surface * ${sameSurfaceRatio})) and ${d} <= 1000
     order by t.target_id) to ${lit(out + '_pairs.parquet')} (format parquet)`);
   await run(conn, `copy (select * from t) to ${lit(out + '_targets.parquet')} (format parquet)`);
   console.log(await all(conn, `select count(*) n, count(distinct target_id) t from read_parquet(${lit(out + '_pairs.parquet')})`));

@@ -116,6 +116,10 @@ export interface P {
   historyDist: number;
   /** Time adjustment by the ratio of the index levels (reference month / sale month) instead of slope × age: 'all', 'history' (beyond the horizon only), 'none'. */
   levelRatio: 'all' | 'history' | 'none';
+  /** Sales at the subject's location (< 1 m) stay candidates with a surface within ×/÷ sameSurf (1.5: as every candidate; needs extract.ts SAME_SURFACE). */
+  sameSurf: number;
+  /** Their surface bandwidth (0: the type's sbw). */
+  sameSbw: number;
 }
 
 export const BASE: P = {
@@ -124,7 +128,7 @@ export const BASE: P = {
   streetBoost: { Appartement: 0, Maison: 0 }, addrBoost: { Appartement: 0, Maison: 0 }, sectionBoost: { Appartement: 0, Maison: 0 },
   bw2: 0, lambda2: 1, depBeta: { Appartement: 0, Maison: 0 }, denseR: 0, denseN: 0, sparseMult: 1,
   areaShrink: { Appartement: 0, Maison: 0 }, areaAlpha: { Appartement: 0, Maison: 0 },
-  gradMult: { Appartement: 0, Maison: 0 }, gradRidge: 1, roomsFilter: false, roomsPenalty: 0, streetMaxD: 1e9, medSpread: 0, carrezPen: 0, carrezThr: 0.2, depPen: 0, sameHistory: 0, historyDist: 1, levelRatio: 'none',
+  gradMult: { Appartement: 0, Maison: 0 }, gradRidge: 1, roomsFilter: false, roomsPenalty: 0, streetMaxD: 1e9, medSpread: 0, carrezPen: 0, carrezThr: 0.2, depPen: 0, sameHistory: 0, historyDist: 1, levelRatio: 'none', sameSurf: 1.5, sameSbw: 0,
 };
 
 /** The estimator after the second search (docs/valuation.md): the third search's starting point. */
@@ -169,6 +173,8 @@ export function estimate(t: T, P: P): { mid: number; relIqr: number } | null {
       if (P.sameHistory > 0 && t.d[i] < P.historyDist && t.age[i] <= hh) history.push(i);
       continue;
     }
+    const lnr = Math.abs(Math.log(t.s[i] / t.surface));
+    if (lnr > Math.log(1.5) + 1e-9 && !(t.d[i] < 1 && lnr <= Math.log(P.sameSurf) + 1e-9)) continue;
     if (P.roomsFilter && t.rooms !== null && !(t.crooms[i] >= t.rooms - 1 && t.crooms[i] <= t.rooms + 1)) continue;
     if (t.d[i] <= P.radius) cand.push(i);
     if (t.d[i] <= 2 * P.radius) wide.push(i);
@@ -190,7 +196,7 @@ export function estimate(t: T, P: P): { mid: number; relIqr: number } | null {
     lp.push(Math.log(t.p[i]) + (byLevel ? Math.log(t.tend[i] / t.tendAtSale[i]) : P.slopeMult * slope * t.age[i] / 30.44) + P.el[ty] * lr);
     x.push(lr);
     ages.push(t.age[i] / 30.44);
-    lw.push(-((t.d[i] / bw) ** P.dpow) + (t.d[i] < 1 && Math.abs(lr) < 0.05 ? P.sameFlat : 0) - t.age[i] / (P.rec[ty] * 30.44) - (lr / P.sbw[ty]) ** 2 + (t.d[i] < P.sameDist ? P.sameBoost : 0)
+    lw.push(-((t.d[i] / bw) ** P.dpow) + (t.d[i] < 1 && Math.abs(lr) < 0.05 ? P.sameFlat : 0) - t.age[i] / (P.rec[ty] * 30.44) - (lr / (t.d[i] < 1 && P.sameSbw > 0 ? P.sameSbw : P.sbw[ty])) ** 2 + (t.d[i] < P.sameDist ? P.sameBoost : 0)
       - (P.roomsPenalty && t.rooms !== null ? P.roomsPenalty * Math.abs(t.crooms[i] - t.rooms) : 0)
       - (t.ccarrez[i] > 0 && Math.abs(Math.log(t.ccarrez[i] / t.s[i])) > P.carrezThr ? P.carrezPen : 0) - P.depPen * t.cdeps[i]
       + (t.sameStreet[i] && t.d[i] <= P.streetMaxD ? sb : 0) + (t.sameAddr[i] ? ab : 0) + (t.sameSection[i] ? xb : 0));

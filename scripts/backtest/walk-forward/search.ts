@@ -2,8 +2,8 @@
 // It re-implements the estimator in plain JS over pre-extracted target × candidate pairs, so that a grid of variants
 // runs in seconds; lib/valuation stays the one implementation of what is chosen.
 //   1. npm run backtest -- --real-samples --keep --no-docs        (keeps the Toulon and Lyon data folders)
-//   2. tsx scripts/backtest/walk-forward/extract.ts KEPT/data-0 $WF_DIR/toulon 2024-01-01 100
-//      tsx scripts/backtest/walk-forward/extract.ts KEPT/data-1 $WF_DIR/lyon 2016-01-01 35
+//   2. tsx scripts/backtest/walk-forward/extract.ts KEPT/data-83137 $WF_DIR/toulon 2024-01-01 100
+//      tsx scripts/backtest/walk-forward/extract.ts KEPT/data-69 $WF_DIR/lyon 2016-01-01 35
 //   3. tsx scripts/backtest/walk-forward/search.ts variants '[["label", {"sameBoost": 1.5}], ...]'
 //      tsx scripts/backtest/walk-forward/search.ts descent '{...start}'   (coordinate descent on the tuning months)
 //      tsx scripts/backtest/walk-forward/search.ts final '{...chosen}'    (held-out figures, bias correction included)
