@@ -37,8 +37,9 @@ export function referenceDay(today: string, latestSale: string | null | undefine
 }
 
 /**
- * The département of the subject is the one of its nearest loaded sale (within ~11 km), else the département of its
- * postal-code or commune fallback; its latest sale ends the horizon when earlier than today.
+ * The département of the subject is the one holding most of the loaded sales of its 0.01° cell (one point lookup in
+ * `valuation_reference_cellules`), else, in a cell without sales, the one of its nearest loaded sale (within ~11 km),
+ * else the département of its postal-code or commune fallback; its latest sale ends the horizon when earlier than today.
  */
 export async function referenceDate(query: QueryFn, zone: ReferenceZone, today: string): Promise<ReferenceDate> {
   const cos = Math.max(0.01, Math.cos((zone.latitude * Math.PI) / 180));
@@ -53,8 +54,15 @@ export async function referenceDate(query: QueryFn, zone: ReferenceZone, today: 
      from nearest n left join ventes_horizon_departements h using (code_departement)`,
     { lat: zone.latitude, lon: zone.longitude, d, cos },
   ))[0];
-  let near = await nearest(FIRST_DEGREES);
-  if (!near || (near.d2 as number) > FIRST_DEGREES ** 2) near = await nearest(NEAR_DEGREES);
+  let [near] = await query(
+    `select code_departement, derniere_date::VARCHAR as derniere_date from valuation_reference_cellules
+     where cell_lat = $cell_lat and cell_lon = $cell_lon`,
+    { cell_lat: Math.floor(zone.latitude * 100), cell_lon: Math.floor(zone.longitude * 100) },
+  );
+  if (!near) {
+    near = await nearest(FIRST_DEGREES);
+    if (!near || (near.d2 as number) > FIRST_DEGREES ** 2) near = await nearest(NEAR_DEGREES);
+  }
   let departement = (near?.code_departement as string | undefined) ?? null;
   let latest = (near?.derniere_date as string | null | undefined) ?? null;
   if (!departement) {
