@@ -1,7 +1,8 @@
 // `npm run fuzz -- --n 100000 [--seed S] [--concurrency C] [--url http://host:port --key fk_live_…]`: the fuzz test
 // (test/helpers/fuzz.ts) run long. Without --url it starts the API in process over the demo dataset (built in a
-// temporary folder), with the rate limit and the dense-query budget raised so that only the requests decide the
+// temporary folder, removed at the end), with the rate limit and the dense-query budget raised so that only the requests decide the
 // answers. Prints the answers by status and every failing request; exits 1 when any request failed.
+import fs from 'node:fs';
 import fc from 'fast-check';
 import { describeRequest, fuzzApiOptions, fuzzTarget, problems, requestArbitrary, send, type FuzzRequest } from '../test/helpers/fuzz';
 import { buildDemo } from '../pipeline/demo/build';
@@ -24,11 +25,12 @@ async function main(): Promise<void> {
   const seed = Number(a.seed ?? Date.now() % 2 ** 31);
   const concurrency = Number(a.concurrency ?? 4);
   let api: TestApi | undefined;
+  let dataRoot: string | undefined;
   let url = a.url;
   let key = a.key;
   if (!url) {
     console.log('building the demo dataset…');
-    const dataRoot = tempDir('foncier-fuzz-');
+    dataRoot = tempDir('foncier-fuzz-');
     await buildDemo({ dataRoot });
     api = await startTestApi({ dataRoot, ...fuzzApiOptions() });
     url = api.url;
@@ -72,6 +74,7 @@ async function main(): Promise<void> {
   for (const f of failures.slice(0, 50)) console.log(`FAIL ${f.slice(0, 1000)}`);
   console.log(`done: ${done} requests, ${serverErrors} server errors (5xx), ${failures.length} failing requests`);
   await api?.close();
+  if (dataRoot) fs.rmSync(dataRoot, { recursive: true, force: true });
   process.exit(failures.length ? 1 : 0);
 }
 

@@ -1,5 +1,6 @@
 // Once per `npm test` run: the folder where the shared datasets of test/helpers/data.ts are built (lazily, by the
-// first test file that needs each), and at the end a check that no test file wrote into them, then its removal.
+// first test file that needs each) and where the run's temporary folders go, and at the end a check that no test file
+// wrote into the datasets, then its removal.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -9,6 +10,11 @@ import { DATASETS, datasetPaths, fingerprint } from './helpers/shared-data';
 export default function setup(project: TestProject) {
   const runRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'foncier-test-run-'));
   project.provide('foncierTestDataRoot', runRoot);
+  // Every temporary folder of the run (tempDir(), mkdtemp in os.tmpdir()) goes into the run's folder: the workers,
+  // forked after this, inherit TMPDIR, and the teardown removes it all (runs used to leave thousands behind in /tmp).
+  const tmp = path.join(runRoot, 'tmp');
+  fs.mkdirSync(tmp);
+  process.env.TMPDIR = tmp;
   return () => {
     try {
       const changed: string[] = [];
