@@ -120,6 +120,11 @@ export interface P {
   sameSurf: number;
   /** Their surface bandwidth (0: the type's sbw). */
   sameSbw: number;
+  /**
+   * Blend of the weighted median with the midpoint of the weighted shorth (the narrowest interval of ln €/m² holding
+   * shorthMass of the weight): the point that minimises the median absolute error of a skewed distribution (0 = off).
+   */
+  shorth: number; shorthMass: number;
 }
 
 export const BASE: P = {
@@ -128,7 +133,7 @@ export const BASE: P = {
   streetBoost: { Appartement: 0, Maison: 0 }, addrBoost: { Appartement: 0, Maison: 0 }, sectionBoost: { Appartement: 0, Maison: 0 },
   bw2: 0, lambda2: 1, depBeta: { Appartement: 0, Maison: 0 }, denseR: 0, denseN: 0, sparseMult: 1,
   areaShrink: { Appartement: 0, Maison: 0 }, areaAlpha: { Appartement: 0, Maison: 0 },
-  gradMult: { Appartement: 0, Maison: 0 }, gradRidge: 1, roomsFilter: false, roomsPenalty: 0, streetMaxD: 1e9, medSpread: 0, carrezPen: 0, carrezThr: 0.2, depPen: 0, sameHistory: 0, historyDist: 1, levelRatio: 'none', sameSurf: 1.5, sameSbw: 0,
+  gradMult: { Appartement: 0, Maison: 0 }, gradRidge: 1, roomsFilter: false, roomsPenalty: 0, streetMaxD: 1e9, medSpread: 0, carrezPen: 0, carrezThr: 0.2, depPen: 0, sameHistory: 0, historyDist: 1, levelRatio: 'none', sameSurf: 1.5, sameSbw: 0, shorth: 0, shorthMass: 0.5,
 };
 
 /** The estimator after the second search (docs/valuation.md): the third search's starting point. */
@@ -142,6 +147,21 @@ export function wq(v: number[], w: number[], q: number): number {
   let acc = 0;
   for (const i of o) { acc += w[i]; if (acc >= q * tot * (1 - 1e-12)) return v[i]; }
   return v[o[o.length - 1]];
+}
+
+/** Midpoint of the narrowest interval of v holding at least `mass` of the weight w. */
+function shorthMid(v: number[], w: number[], mass: number): number {
+  const o = v.map((_, i) => i).sort((a, b) => v[a] - v[b]);
+  const tot = w.reduce((a, b) => a + b, 0);
+  let best = [v[o[0]], v[o[o.length - 1]]];
+  let acc = 0;
+  for (let i = 0, j = 0; i < o.length; i++) {
+    while (j < o.length && acc < mass * tot * (1 - 1e-12)) acc += w[o[j++]];
+    if (acc < mass * tot * (1 - 1e-12)) break;
+    if (v[o[j - 1]] - v[o[i]] < best[1] - best[0]) best = [v[o[i]], v[o[j - 1]]];
+    acc -= w[o[i]];
+  }
+  return (best[0] + best[1]) / 2;
 }
 
 /** Weighted least squares of v on two centred regressors, ridges r1, r2 in units of Σw: slopes and the means. */
@@ -227,6 +247,7 @@ export function estimate(t: T, P: P): { mid: number; relIqr: number } | null {
   const sw = w.reduce((a, b) => a + b, 0), sw2 = w.reduce((a, b) => a + b * b, 0);
   const nEff = (sw * sw) / sw2;
   let est = med;
+  if (P.shorth > 0 && v.length >= 3) est = (1 - P.shorth) * est + P.shorth * shorthMid(v, w, P.shorthMass);
   if (P.reg > 0 && nEff >= P.regMin) {
     const xs = order.map((j) => x[j]);
     const as = order.map((j) => ages[j]);
