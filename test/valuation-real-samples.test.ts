@@ -82,6 +82,22 @@ describe('buildRealDatasets', () => {
     expect(await readGeo(path.join(found[0].tree, '2024', 'departements', '83.csv.gz'))).toEqual(original);
   });
 
+  it('splits a file of several départements and years into its partitions in one dataset', async () => {
+    const dir = tempDir('foncier-real-multi-');
+    const toulon = await readGeo(path.join(samplesDir, 'dvf', 'geo-dvf_2023_83137_toulon.csv.gz'));
+    const quote = (v: string) => (/[",]/.test(v) ? `"${v.replaceAll('"', '""')}"` : v);
+    const line = (r: Record<string, string>) => COLUMNS.map((c) => quote(r[c] ?? '')).join(',');
+    // the same sales twice: in 83 as published and moved to 84 (Avignon), dated 2023 and 2024
+    const rows = toulon.flatMap((r) => [r, { ...r, code_departement: '84', code_commune: '84007', nom_commune: 'Avignon', date_mutation: r.date_mutation.replace('2023-', '2024-') }]);
+    fs.writeFileSync(path.join(dir, 'two-departements.csv'), [COLUMNS.join(','), ...rows.map(line)].join('\n') + '\n');
+    const [found, ...others] = await buildRealDatasets(dir, tempDir('foncier-real-multi-out-'));
+    expect(others).toEqual([]);
+    expect([found.departements, found.annees]).toEqual([['83', '84'], [2023, 2024]]);
+    expect(await readGeo(path.join(found.tree, '2023', 'departements', '83.csv.gz'))).toEqual(toulon);
+    expect(await readGeo(path.join(found.tree, '2024', 'departements', '84.csv.gz'))).toEqual(rows.filter((r) => r.code_departement === '84'));
+    expect(fs.existsSync(path.join(found.tree, '2023', 'departements', '84.csv.gz'))).toBe(false);
+  });
+
   it('keeps the 2025 lines of Toulon: 3,444 lines, 1,589 mutations, 2025-01-02 to 2025-06-30 (PROVENANCE.md)', async () => {
     const rows = await readGeo(path.join(bySlug('83137').tree, '2025', 'departements', '83.csv.gz'));
     expect(rows).toHaveLength(3444);

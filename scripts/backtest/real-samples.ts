@@ -30,23 +30,28 @@ export const COLUMNS = GEO_HEADER.split(',');
 
 const csvField = (v: string) => (/[",\n]/.test(v) ? `"${v.replaceAll('"', '""')}"` : v);
 
+interface GeoWriter {
+  write(row: string[]): Promise<void>;
+  end(): Promise<void>;
+}
 
-/** Streams `rows` (already in geo-DVF column order) into a gzipped geo-DVF file. */
-async function writeGeo(file: string, rows: AsyncIterable<string[]>): Promise<number> {
+/** A gzipped geo-DVF file written row by row (rows already in geo-DVF column order), the header first. */
+function geoWriter(file: string): GeoWriter {
   fs.mkdirSync(path.dirname(file), { recursive: true });
   const gz = zlib.createGzip();
   const out = fs.createWriteStream(file);
   gz.pipe(out);
   const done = new Promise<void>((resolve, reject) => (out.on('finish', resolve), out.on('error', reject)));
   gz.write(`${GEO_HEADER}\n`);
-  let n = 0;
-  for await (const r of rows) {
-    if (!gz.write(`${r.map(csvField).join(',')}\n`)) await new Promise((resolve) => gz.once('drain', resolve));
-    n++;
-  }
-  gz.end();
-  await done;
-  return n;
+  return {
+    async write(r) {
+      if (!gz.write(`${r.map(csvField).join(',')}\n`)) await new Promise((resolve) => gz.once('drain', resolve));
+    },
+    async end() {
+      gz.end();
+      await done;
+    },
+  };
 }
 
 /**
@@ -89,7 +94,6 @@ const KINDS: Array<[Kind, (header: string) => boolean]> = [
   ['Excel re-save', (h) => h === GEO_HEADER.replaceAll(',', ';')],
   ['reduced extract', (h) => /^,date_mutation,valeur_fonciere,surface_reelle_bati,code_postal,longitude,latitude$/.test(h)],
 ];
-
 
 async function* fileLines(file: string): AsyncGenerator<string> {
   const raw = fs.createReadStream(file);
@@ -159,7 +163,7 @@ export async function buildRealDatasets(dvfDir: string, outDir: string, log: (m:
     }
     const info: FileInfo = { file, kind, lines: new Map(), communes: new Map() };
     for await (const r of geoRows(file, kind)) {
-      if (!r[DEPARTEMENT] || !/^\d{4}-\d\d-\d\d$/.test(r[DATE] ?? '')) continue; // the import reports such lines; no partition here
+      if (!r[DEPARTEMENT] || !/^\d{4}-\d\d-\d\d$/.test(r[DATE] ?? '')) continue; // no partition to put it in: left out
       const key = `${r[DEPARTEMENT]}|${r[DATE].slice(0, 4)}`;
       info.lines.set(key, (info.lines.get(key) ?? 0) + 1);
       if (r[COMMUNE]) info.communes.set(r[COMMUNE], r[NOM_COMMUNE]);
@@ -204,11 +208,15 @@ export async function buildRealDatasets(dvfDir: string, outDir: string, log: (m:
       continue;
     }
     const tree = path.join(outDir, slug);
-    for (const [key, f] of owner) {
-      const [dep, year] = key.split('|');
-      await writeGeo(path.join(tree, year, 'departements', `${dep}.csv.gz`), (async function* () {
-        for await (const r of geoRows(f.file, f.kind)) if (r[DEPARTEMENT] === dep && r[DATE].startsWith(year)) yield r;
-      })());
+    // One pass over each file, its rows dispatched to the partitions it provides (a national file: ~100 of them).
+    for (const f of new Set(owner.values())) {
+      const outs = new Map<string, GeoWriter>();
+      for (const [key, o] of owner) {
+        const [dep, year] = key.split('|');
+        if (o === f) outs.set(key, geoWriter(path.join(tree, year, 'departements', `${dep}.csv.gz`)));
+      }
+      for await (const r of geoRows(f.file, f.kind)) await outs.get(`${r[DEPARTEMENT]}|${r[DATE]?.slice(0, 4)}`)?.write(r);
+      for (const w of outs.values()) await w.end();
     }
     log(`${label}: ${used}`);
     datasets.push({ label, slug, tree, departements, annees });
