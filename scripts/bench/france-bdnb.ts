@@ -106,8 +106,6 @@ export async function buildFranceBdnb(opts: { dataDir: string; log?: (m: string)
     const outcomes = await runSource({ source: 'bdnb', fromDir: sourceDir, annees: [], departements: written, dataRoot: opts.dataDir, force: true });
     const failed = outcomes.filter((o) => o.status === 'failed');
     if (failed.length) throw new Error(`bdnb import failed: ${failed.slice(0, 5).map((o) => `${o.part.key}: ${o.error}`).join('; ')}`);
-    // the fetch step extracted each batiment_groupe.csv next to its archive: the archives are the source
-    for (const f of fs.readdirSync(sourceDir, { recursive: true, encoding: 'utf8' })) if (f.endsWith('.csv')) fs.rmSync(path.join(sourceDir, f));
     return {
       seconds: (performance.now() - started) / 1000, groups: Number(counts.groups), stockGroups: Number(counts.stock),
       parcels: { linked: Number(counts.linked), renumbered: Number(counts.renumbered), none: Number(counts.none) }, departements: written.length, archiveBytes,
