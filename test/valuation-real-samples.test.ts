@@ -82,6 +82,27 @@ describe('buildRealDatasets', () => {
     expect(await readGeo(path.join(found[0].tree, '2024', 'departements', '83.csv.gz'))).toEqual(original);
   });
 
+  it('reads geo-DVF re-saved by a dataframe or a spreadsheet: index column, any order, `;`, DD/MM/YYYY, float codes, lost zeros, decimal commas', async () => {
+    const dir = tempDir('foncier-real-resaved-');
+    const rows = await readGeo(path.join(samplesDir, 'dvf', 'geo-dvf_2023_83137_toulon.csv.gz'));
+    const order = [...COLUMNS].reverse();
+    const damage = (c: string, v: string) => {
+      if (c === 'date_mutation') return v.split('-').reverse().join('/');
+      if (c === 'code_postal' || c === 'code_commune') return v ? `${v}.0` : v;
+      if (c === 'numero_disposition') return String(Number(v));
+      if (c === 'adresse_code_voie' && /^\d+$/.test(v)) return String(Number(v));
+      if (c === 'latitude' || c === 'longitude') return v.replace('.', ',');
+      return v;
+    };
+    const quote = (v: string) => (/[";]/.test(v) ? `"${v.replaceAll('"', '""')}"` : v);
+    const lines = rows.map((r, i) => [String(i), ...order.map((c) => quote(damage(c, r[c] ?? '')))].join(';'));
+    fs.writeFileSync(path.join(dir, 'toulon-2023.csv'), ['', ...order].join(';') + '\n' + lines.join('\n') + '\n');
+    fs.copyFileSync(path.join(samplesDir, 'dvf', 'geo-dvf_2024_83137_toulon.csv.gz'), path.join(dir, 'toulon-2024.csv.gz'));
+    const [found] = await buildRealDatasets(dir, tempDir('foncier-real-resaved-out-'));
+    expect(found.label).toBe('real DVF: Toulon (83137), 2023–2024 (Excel re-save, geo-DVF)');
+    expect(await readGeo(path.join(found.tree, '2023', 'departements', '83.csv.gz'))).toEqual(rows);
+  });
+
   it('splits a file of several départements and years into its partitions in one dataset', async () => {
     const dir = tempDir('foncier-real-multi-');
     const toulon = await readGeo(path.join(samplesDir, 'dvf', 'geo-dvf_2023_83137_toulon.csv.gz'));

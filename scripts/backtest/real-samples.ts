@@ -54,19 +54,43 @@ function geoWriter(file: string): GeoWriter {
   };
 }
 
+/** Numeric geo-DVF columns, whose decimal comma a French spreadsheet may have written. */
+const DECIMALS = new Set(['valeur_fonciere', 'surface_reelle_bati', 'surface_terrain', 'longitude', 'latitude', 'nombre_pieces_principales',
+  ...[1, 2, 3, 4, 5].map((k) => `lot${k}_surface_carrez`)]);
+
 /**
- * One line of the Excel re-save (file 5 of PROVENANCE.md) back in the Etalab form: `;` → `,`, DD/MM/YYYY → ISO,
- * `numero_disposition` zero-padded to 6 and a purely numeric `adresse_code_voie` to 4 (the only three differences).
+ * A reader of geo-DVF lines written by another tool, back in the Etalab form: the columns found by name (any order,
+ * extra columns such as a pandas index ignored), `,` or `;` as separator, and what spreadsheets and dataframes do to
+ * the values undone — DD/MM/YYYY dates to ISO, decimal commas to points, float codes (`83137.0`) to integers, and
+ * the zeros they drop put back (`numero_disposition` to 6 digits, a numeric `adresse_code_voie` to 4, postal and
+ * commune codes to 5, the département to 2, the parcel id to 14). Undefined when a geo-DVF column is missing.
  */
-export function fromExcelResave(line: string): string[] {
-  const f = line.split(';');
-  if (f.length !== COLUMNS.length) throw new Error(`expected ${COLUMNS.length} fields, got ${f.length}: ${line.slice(0, 80)}`);
-  const [d, m, y] = f[1].split('/');
-  f[1] = `${y}-${m}-${d}`;
-  if (f[2]) f[2] = f[2].padStart(6, '0');
-  if (/^\d+$/.test(f[8])) f[8] = f[8].padStart(4, '0');
-  return f;
+export function geoReader(header: string): ((line: string) => string[]) | undefined {
+  const sep = header.split(';').length > header.split(',').length ? ';' : ',';
+  const names = splitDelimited(header.replace(/^\uFEFF/, ''), sep).map((n) => n.trim());
+  const at = COLUMNS.map((c) => names.indexOf(c));
+  if (at.includes(-1)) return undefined;
+  const pad = (v: string, n: number) => (/^\d+$/.test(v) ? v.padStart(n, '0') : v);
+  const widths: Record<string, number> = {
+    numero_disposition: 6, adresse_code_voie: 4, code_postal: 5, code_commune: 5, ancien_code_commune: 5, code_departement: 2,
+  };
+  return (line) => {
+    const f = splitDelimited(line, sep);
+    if (f.length !== names.length) throw new Error(`expected ${names.length} fields, got ${f.length}: ${line.slice(0, 80)}`);
+    return COLUMNS.map((c, i) => {
+      let v = f[at[i]];
+      const dmy = c === 'date_mutation' && /^(\d\d)\/(\d\d)\/(\d{4})$/.exec(v);
+      if (dmy) v = `${dmy[3]}-${dmy[2]}-${dmy[1]}`;
+      if (DECIMALS.has(c) && /^-?\d+,\d+$/.test(v)) v = v.replace(',', '.');
+      if (c in widths) v = pad(v.replace(/^(\d+)\.0+$/, '$1'), widths[c]);
+      if (c === 'id_parcelle' && /^\d[0-9A-Z]{12}$/.test(v)) v = `0${v}`; // a parcel of départements 01–09 that lost its zero
+      return v;
+    });
+  };
 }
+
+/** One line of the Excel re-save (file 5 of PROVENANCE.md) back in the Etalab form. */
+export const fromExcelResave = geoReader(GEO_HEADER.replaceAll(',', ';'))!;
 
 /**
  * The reduced Lyon extract (file 7: row index, date, price, surface, postal code as floats, coordinates) as geo-DVF
@@ -86,14 +110,19 @@ export function fromLyonReduced(fields: string[], idMutation: string): string[] 
   return COLUMNS.map((c) => row[c] ?? '');
 }
 
-/** The forms of real DVF files the backtest reads: Etalab geo-DVF, its Excel re-save, the reduced Lyon extract. */
-type Kind = 'geo-DVF' | 'Excel re-save' | 'reduced extract';
+/** The forms of real DVF files the backtest reads: Etalab geo-DVF, the same re-saved by another tool, the reduced Lyon extract. */
+type Kind = 'geo-DVF' | 'Excel re-save' | 're-saved geo-DVF' | 'reduced extract';
 
-const KINDS: Array<[Kind, (header: string) => boolean]> = [
-  ['geo-DVF', (h) => h === GEO_HEADER],
-  ['Excel re-save', (h) => h === GEO_HEADER.replaceAll(',', ';')],
-  ['reduced extract', (h) => /^,date_mutation,valeur_fonciere,surface_reelle_bati,code_postal,longitude,latitude$/.test(h)],
-];
+const REDUCED_HEADER = /^,date_mutation,valeur_fonciere,surface_reelle_bati,code_postal,longitude,latitude$/;
+
+/** The kind of a file from its header, and its line reader (undefined: not a DVF file the backtest reads). */
+function kindOf(header: string): { kind: Kind; read: (line: string) => string[] } | undefined {
+  if (REDUCED_HEADER.test(header)) return { kind: 'reduced extract', read: (line) => line.split(',') };
+  const read = geoReader(header);
+  if (!read) return undefined;
+  const kind = header === GEO_HEADER ? 'geo-DVF' : header.includes(';') ? 'Excel re-save' : 're-saved geo-DVF';
+  return { kind, read: kind === 'geo-DVF' ? (line) => splitDelimited(line, ',') : read };
+}
 
 async function* fileLines(file: string): AsyncGenerator<string> {
   const raw = fs.createReadStream(file);
@@ -107,16 +136,15 @@ async function headerOf(file: string): Promise<string> {
 }
 
 /** The lines of a DVF file of any kind, in the Etalab form (fields in GEO_HEADER order). */
-async function* geoRows(file: string, kind: Kind): AsyncGenerator<string[]> {
+async function* geoRows(file: string, kind: Kind, read: (line: string) => string[]): AsyncGenerator<string[]> {
   const ids = new Map<string, string>();
   let header = true;
   for await (const line of fileLines(file)) {
     if (header) { header = false; continue; }
     if (!line) continue;
-    if (kind === 'geo-DVF') yield splitDelimited(line, ',');
-    else if (kind === 'Excel re-save') yield fromExcelResave(line);
+    const f = read(line);
+    if (kind !== 'reduced extract') yield f;
     else {
-      const f = line.split(',');
       const key = `${f[1]}|${f[2]}|${f[4]}`;
       if (!ids.has(key)) ids.set(key, `${f[1].slice(0, 4)}-L${ids.size + 1}`);
       yield fromLyonReduced(f, ids.get(key)!);
@@ -132,6 +160,7 @@ const DEPARTEMENT = COLUMNS.indexOf('code_departement');
 interface FileInfo {
   file: string;
   kind: Kind;
+  read: (line: string) => string[];
   lines: Map<string, number>; // "département|year" → lines
   communes: Map<string, string>; // code → name
 }
@@ -156,13 +185,13 @@ export async function buildRealDatasets(dvfDir: string, outDir: string, log: (m:
   const infos: FileInfo[] = [];
   for (const file of walk(dvfDir)) {
     const header = await headerOf(file);
-    const kind = KINDS.find(([, test]) => test(header))?.[0];
-    if (!kind) {
+    const found = kindOf(header);
+    if (!found) {
       log(`skipped ${path.relative(dvfDir, file)}: not geo-DVF (header ${JSON.stringify(header.slice(0, 60))})`);
       continue;
     }
-    const info: FileInfo = { file, kind, lines: new Map(), communes: new Map() };
-    for await (const r of geoRows(file, kind)) {
+    const info: FileInfo = { file, ...found, lines: new Map(), communes: new Map() };
+    for await (const r of geoRows(file, info.kind, info.read)) {
       if (!r[DEPARTEMENT] || !/^\d{4}-\d\d-\d\d$/.test(r[DATE] ?? '')) continue; // no partition to put it in: left out
       const key = `${r[DEPARTEMENT]}|${r[DATE].slice(0, 4)}`;
       info.lines.set(key, (info.lines.get(key) ?? 0) + 1);
@@ -215,7 +244,7 @@ export async function buildRealDatasets(dvfDir: string, outDir: string, log: (m:
         const [dep, year] = key.split('|');
         if (o === f) outs.set(key, geoWriter(path.join(tree, year, 'departements', `${dep}.csv.gz`)));
       }
-      for await (const r of geoRows(f.file, f.kind)) await outs.get(`${r[DEPARTEMENT]}|${r[DATE]?.slice(0, 4)}`)?.write(r);
+      for await (const r of geoRows(f.file, f.kind, f.read)) await outs.get(`${r[DEPARTEMENT]}|${r[DATE]?.slice(0, 4)}`)?.write(r);
       for (const w of outs.values()) await w.end();
     }
     log(`${label}: ${used}`);
