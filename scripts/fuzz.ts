@@ -1,7 +1,7 @@
 // `npm run fuzz -- --n 100000 [--seed S] [--concurrency C] [--url http://host:port --key fk_live_…]`: the fuzz test
 // (test/helpers/fuzz.ts) run long. Without --url it starts the API in process over the demo dataset (built in a
-// temporary folder, removed at the end), with the rate limit and the dense-query budget raised so that only the requests decide the
-// answers. Prints the answers by status and every failing request; exits 1 when any request failed.
+// temporary folder, removed at the end), with the rate limit and the dense-query budget raised so that only the
+// requests decide the answers. Prints the answers by status and every failing request; exits 1 when any request failed.
 import fs from 'node:fs';
 import fc from 'fast-check';
 import { describeRequest, fuzzApiOptions, fuzzTarget, problems, requestArbitrary, send, type FuzzRequest } from '../test/helpers/fuzz';
