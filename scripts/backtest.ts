@@ -37,6 +37,7 @@ function args(argv: string[]): Args {
   }
   if (!Number.isInteger(a.maxTargets) || a.maxTargets < 1) throw new Error('--max-targets must be a positive integer');
   if (a.replay && !a.realSamples) throw new Error('--replay goes with --real-samples');
+  if (a.realSamples && !fs.statSync(a.realSamples, { throwIfNoEntry: false })?.isDirectory()) throw new Error(`--real-samples ${a.realSamples}: no such folder`);
   return a;
 }
 
