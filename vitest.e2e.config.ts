@@ -4,6 +4,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/e2e/**/*.test.ts'],
+    // The run's folder for shared datasets and temporary folders, removed at the end (as for the unit tests).
+    globalSetup: ['test/global-setup.ts'],
     testTimeout: 120_000,
     // Building the demo dataset before the server listens takes up to a minute or two on a small CI machine.
     hookTimeout: 360_000,
