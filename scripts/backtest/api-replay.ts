@@ -7,8 +7,6 @@ import fs from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import readline from 'node:readline';
-import zlib from 'node:zlib';
 import { createApp } from '../../api/app';
 import { FixedClock } from '../../api/clock';
 import { closeContext, createContext } from '../../api/context';
@@ -18,7 +16,7 @@ import { currentServingFile } from '../../lib/serving';
 import { KNN_NAME, metrics, pct, type Metrics } from '../../lib/valuation/backtest';
 import { afterImport } from '../../marts/after-import';
 import { runSource } from '../../pipeline/run';
-import type { RealDataset } from './real-samples';
+import { fileLines, gzipLines, type RealDataset } from './real-samples';
 
 export interface ReplayTarget {
   target_id: string;
@@ -99,22 +97,15 @@ export async function cutTree(ds: RealDataset, cutoff: string, dest: string): Pr
     if (`${year}-01-01` >= cutoff) continue;
     for (const dep of ds.departements) {
       const rel = path.join(String(year), 'departements', `${dep}.csv.gz`);
-      const out = path.join(dest, rel);
-      fs.mkdirSync(path.dirname(out), { recursive: true });
-      const gz = zlib.createGzip();
-      const file = fs.createWriteStream(out);
-      gz.pipe(file);
-      const done = new Promise<void>((resolve, reject) => (file.on('finish', resolve), file.on('error', reject)));
+      const out = gzipLines(path.join(dest, rel));
       let header = true;
-      const input = fs.createReadStream(path.join(ds.tree, rel)).pipe(zlib.createGunzip());
-      for await (const line of readline.createInterface({ input, crlfDelay: Infinity })) {
+      for await (const line of fileLines(path.join(ds.tree, rel))) {
         if (!line) continue;
         if (!header && !(line.split(',', 2)[1] < cutoff)) continue;
         header = false;
-        if (!gz.write(`${line}\n`)) await new Promise((resolve) => gz.once('drain', resolve));
+        await out.write(line);
       }
-      gz.end();
-      await done;
+      await out.end();
     }
     years.push(year);
   }

@@ -30,28 +30,39 @@ export const COLUMNS = GEO_HEADER.split(',');
 
 const csvField = (v: string) => (/[",\n]/.test(v) ? `"${v.replaceAll('"', '""')}"` : v);
 
-interface GeoWriter {
-  write(row: string[]): Promise<void>;
+export interface LineWriter {
+  write(line: string): Promise<void>;
   end(): Promise<void>;
 }
 
-/** A gzipped geo-DVF file written row by row (rows already in geo-DVF column order), the header first. */
-function geoWriter(file: string): GeoWriter {
+/** A gzipped text file written line by line, waiting for the stream to drain. */
+export function gzipLines(file: string): LineWriter {
   fs.mkdirSync(path.dirname(file), { recursive: true });
   const gz = zlib.createGzip();
   const out = fs.createWriteStream(file);
   gz.pipe(out);
   const done = new Promise<void>((resolve, reject) => (out.on('finish', resolve), out.on('error', reject)));
-  gz.write(`${GEO_HEADER}\n`);
   return {
-    async write(r) {
-      if (!gz.write(`${r.map(csvField).join(',')}\n`)) await new Promise((resolve) => gz.once('drain', resolve));
+    async write(line) {
+      if (!gz.write(`${line}\n`)) await new Promise((resolve) => gz.once('drain', resolve));
     },
     async end() {
       gz.end();
       await done;
     },
   };
+}
+
+interface GeoWriter {
+  write(row: string[]): Promise<void>;
+  end(): Promise<void>;
+}
+
+/** A gzipped geo-DVF file written row by row (rows already in geo-DVF column order), the header first. */
+async function geoWriter(file: string): Promise<GeoWriter> {
+  const out = gzipLines(file);
+  await out.write(GEO_HEADER);
+  return { write: (r) => out.write(r.map(csvField).join(',')), end: () => out.end() };
 }
 
 /** Numeric geo-DVF columns, whose decimal comma a French spreadsheet may have written. */
@@ -124,7 +135,8 @@ function kindOf(header: string): { kind: Kind; read: (line: string) => string[] 
   return { kind, read: kind === 'geo-DVF' ? (line) => splitDelimited(line, ',') : read };
 }
 
-async function* fileLines(file: string): AsyncGenerator<string> {
+/** The lines of a text file, gunzipped when its name ends in .gz. */
+export async function* fileLines(file: string): AsyncGenerator<string> {
   const raw = fs.createReadStream(file);
   const input = file.endsWith('.gz') ? raw.pipe(zlib.createGunzip()) : raw;
   for await (const line of readline.createInterface({ input, crlfDelay: Infinity })) yield line;
@@ -242,7 +254,7 @@ export async function buildRealDatasets(dvfDir: string, outDir: string, log: (m:
       const outs = new Map<string, GeoWriter>();
       for (const [key, o] of owner) {
         const [dep, year] = key.split('|');
-        if (o === f) outs.set(key, geoWriter(path.join(tree, year, 'departements', `${dep}.csv.gz`)));
+        if (o === f) outs.set(key, await geoWriter(path.join(tree, year, 'departements', `${dep}.csv.gz`)));
       }
       for await (const r of geoRows(f.file, f.kind, f.read)) await outs.get(`${r[DEPARTEMENT]}|${r[DATE]?.slice(0, 4)}`)?.write(r);
       for (const w of outs.values()) await w.end();
