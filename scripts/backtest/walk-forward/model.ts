@@ -180,7 +180,13 @@ function ridge2(x1: number[], x2: number[], v: number[], w: number[], r1: number
   return { b1: (D * s1v - s12 * s2v) / det, b2: (A * s2v - s12 * s1v) / det, m1, m2, mv };
 }
 
-export function estimate(t: T, P: P): { mid: number; relIqr: number } | null {
+export interface Estimate {
+  mid: number; relIqr: number;
+  /** The pool as the median saw it: candidate indices into t's pairs, weights, ln(adjusted €/m²); its weighted median. */
+  pool: { idx: number[]; w: number[]; v: number[]; med: number };
+}
+
+export function estimate(t: T, P: P): Estimate | null {
   const ty = t.type;
   const hz = P.horizon === 18 ? t.h18 : t.h24;
   const cand: number[] = [];
@@ -268,7 +274,7 @@ export function estimate(t: T, P: P): { mid: number; relIqr: number } | null {
     est = (1 - P.areaAlpha[ty]) * est + P.areaAlpha[ty] * area;
   }
   if (heaviestTend > 0 && P.shrink > 0) est = (nEff * est + P.shrink * Math.log(heaviestTend)) / (nEff + P.shrink);
-  return { mid: Math.exp(est + P.bias) * t.surface, relIqr };
+  return { mid: Math.exp(est + P.bias) * t.surface, relIqr, pool: { idx: order.map((j) => use[j]), w, v, med } };
 }
 
 export interface M { n: number; cov: number; mdape: number; w10: number; bias: number }

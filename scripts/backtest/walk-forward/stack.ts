@@ -1,7 +1,8 @@
 // Third search (docs/valuation.md): is there information in a per-type least-squares blend, in logs, of the estimator
 // with the plain kNN and six variants of it (fit on the tuning months, MdAPE measured on the held-out ones)?
-// Usage: WF_DIR=... tsx scripts/backtest/walk-forward/stack.ts   (after extract.ts, see search.ts)
-import { CURRENT, estimate, load, type P, type T } from './model';
+// `residual`: is there information in the pool's own features (a median regression of ln(actual / estimate) on them)?
+// Usage: WF_DIR=... tsx scripts/backtest/walk-forward/stack.ts [residual]   (after extract.ts, see search.ts)
+import { CURRENT, estimate, load, wq, type Estimate, type P, type T } from './model';
 const HOLD: Record<string, string> = { toulon: '2025-01', lyon: '2017-01' };
 const med = (a: number[]) => { const s = [...a].sort((x, y) => x - y); const m = s.length >> 1; return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2; };
 function solve(X: number[][], y: number[], ridge = 1e-3): number[] {
@@ -21,8 +22,10 @@ const variants: Record<string, (ty: string) => Partial<P>> = {
   recent: (ty) => ({ rec: { ...CURRENT.rec, [ty]: 6 } }),
   tightS: (ty) => ({ sbw: { ...CURRENT.sbw, [ty]: 0.12 } }),
 };
-for (const n of Object.keys(HOLD)) {
-  const ts = (await load(`${process.env.WF_DIR ?? '/tmp/walk-forward'}/${n}`)).filter((t) => !t.screened);
+const samples: Record<string, T[]> = {};
+for (const n of Object.keys(HOLD)) samples[n] = (await load(`${process.env.WF_DIR ?? '/tmp/walk-forward'}/${n}`)).filter((t) => !t.screened);
+function stackVariants(): void {
+for (const [n, ts] of Object.entries(samples)) {
   for (const ty of ['Appartement', 'Maison']) {
     const rows: Array<{ t: T; y: number; x: number[] }> = [];
     for (const t of ts.filter((x) => x.type === ty)) {
@@ -45,3 +48,68 @@ for (const n of Object.keys(HOLD)) {
     console.log('  stacked  tuning', m(tune, f), 'held', m(hold, f));
   }
 }
+}
+
+/** What the pool says of itself, as regressors of ln(actual / estimate). */
+const FEATURES: Record<string, (t: T, e: Estimate) => number> = {
+  sameLocationShare: (t, { pool }) => wmean(pool, (i) => (t.d[i] < 1 ? 1 : 0)),
+  lnNeff: (_, { pool }) => Math.log(pool.w.reduce((a, b) => a + b, 0) ** 2 / pool.w.reduce((a, b) => a + b * b, 0)),
+  iqr: (_, { pool }) => wq(pool.v, pool.w, 0.75) - wq(pool.v, pool.w, 0.25),
+  surfaceMix: (t, { pool }) => wmean(pool, (i) => Math.log(t.s[i] / t.surface)),
+  skew: (_, { pool }) => wmean(pool, (_i, j) => pool.v[j]) - pool.med,
+  slopePct: (t, { pool }) => wmean(pool, (i) => t.slopeD[i]) * 100,
+  ageYears: (t, { pool }) => wmean(pool, (i) => t.age[i] / 365.25),
+  medianVsLevel: (t, { pool }) => (t.tend[pool.idx[0]] > 0 ? pool.med - Math.log(t.tend[pool.idx[0]]) : 0),
+  lnSurface: (t) => Math.log(t.surface) - 4,
+  distance100m: (t, { pool }) => wmean(pool, (i) => t.d[i]) / 100,
+  lnCandidates: (t) => Math.log(1 + t.d.filter((d, i) => d <= 500 && t.age[i] <= t.h18).length),
+};
+function wmean(pool: Estimate['pool'], f: (i: number, j: number) => number): number {
+  return pool.idx.reduce((a, i, j) => a + pool.w[j] * f(i, j), 0) / pool.w.reduce((a, b) => a + b, 0);
+}
+
+/**
+ * A median (L1, by iteratively reweighted least squares) linear regression of ln(actual / estimate) on the pool's
+ * features and the type, fit on the tuning months (each sample alone, and both pooled), measured on the held-out ones
+ * against the per-type bias correction alone.
+ */
+function residual(): void {
+  type Row = { t: T; y: number; x: number[]; hold: boolean };
+  const rows: Record<string, Row[]> = {};
+  for (const [n, ts] of Object.entries(samples)) {
+    rows[n] = ts.flatMap((t) => {
+      const e = estimate(t, CURRENT);
+      if (!e) return [];
+      const x = [1, t.type === 'Maison' ? 1 : 0, ...Object.values(FEATURES).map((f) => f(t, e))];
+      return [{ t, y: Math.log(t.actual / e.mid), x, hold: t.ym >= HOLD[n] }];
+    });
+  }
+  const l1 = (train: Row[]) => {
+    let wts = train.map(() => 1), beta: number[] = [];
+    for (let it = 0; it < 30; it++) {
+      beta = solve(train.map((r, i) => r.x.map((v) => v * Math.sqrt(wts[i]))), train.map((r, i) => r.y * Math.sqrt(wts[i])), 0.01);
+      wts = train.map((r) => 1 / Math.max(0.02, Math.abs(r.y - r.x.reduce((a, v, k) => a + v * beta[k], 0))));
+    }
+    return beta;
+  };
+  const report = (label: string, correction: (r: Row, n: string) => number) => console.log(label.padEnd(22), Object.entries(rows).flatMap(([n, rs]) => [false, true].map((hold) => {
+    const err = rs.filter((r) => r.hold === hold).map((r) => Math.exp(correction(r, n) - r.y) - 1);
+    const ape = err.map(Math.abs);
+    return `${n} ${hold ? 'held-out' : 'tuning'} ${(med(ape) * 100).toFixed(2)} ±10 ${((ape.filter((a) => a <= 0.1).length / ape.length) * 100).toFixed(1)} bias ${(med(err) * 100).toFixed(1)}`;
+  })).join(' | '));
+  const bias = Object.fromEntries(Object.entries(rows).map(([n, rs]) => [n, Object.fromEntries(['Appartement', 'Maison'].map((ty) => {
+    const ys = rs.filter((r) => !r.hold && r.t.type === ty).map((r) => r.y);
+    return [ty, ys.length >= 30 ? med(ys) : 0];
+  }))]));
+  report('bias per type', (r, n) => bias[n][r.t.type]);
+  const pooled = l1(Object.values(rows).flat().filter((r) => !r.hold));
+  const own = Object.fromEntries(Object.entries(rows).map(([n, rs]) => [n, l1(rs.filter((r) => !r.hold))]));
+  const apply = (beta: number[], r: Row) => r.x.reduce((a, v, k) => a + v * beta[k], 0);
+  report('residual model, pooled', (r) => apply(pooled, r));
+  report('residual model, own', (r, n) => apply(own[n], r));
+  for (const [label, beta] of [['pooled', pooled], ...Object.entries(own)] as Array<[string, number[]]>)
+    console.log(`  ${label}:`, ['intercept', 'maison', ...Object.keys(FEATURES)].map((f, k) => `${f} ${beta[k].toFixed(3)}`).join(', '));
+}
+
+if (process.argv[2] === 'residual') residual();
+else stackVariants();
