@@ -10,6 +10,8 @@
 //      tsx scripts/backtest/walk-forward/search.ts variants-current '[["label", {...}], ...]'   (patches over CURRENT)
 //      tsx scripts/backtest/walk-forward/search.ts descent-current        (third search: its axes, from CURRENT)
 //      tsx scripts/backtest/walk-forward/search.ts coverage '[["label", {...}], ...]'   (50 % interval, 6 months → next 6)
+//      tsx scripts/backtest/walk-forward/stack.ts [residual]   (blends of variants; a residual model on the pool's features)
+//      tsx scripts/backtest/walk-forward/noise.ts              (the same location's pairs: what a perfect building level would achieve)
 // Tuning months: Toulon 2024, Lyon 2016. Held out (chose nothing): Toulon 2025-01 – 2025-06, Lyon 2017-01 – 2018-12.
 import { calibrate, cohortOf, spreadOf } from '../../../lib/valuation/calibration';
 import { intervalFor } from '../../../lib/valuation/estimator';
