@@ -25,29 +25,29 @@ const variants: Record<string, (ty: string) => Partial<P>> = {
 const samples: Record<string, T[]> = {};
 for (const n of Object.keys(HOLD)) samples[n] = (await load(`${process.env.WF_DIR ?? '/tmp/walk-forward'}/${n}`)).filter((t) => !t.screened);
 function stackVariants(): void {
-for (const [n, ts] of Object.entries(samples)) {
-  for (const ty of ['Appartement', 'Maison']) {
-    const rows: Array<{ t: T; y: number; x: number[] }> = [];
-    for (const t of ts.filter((x) => x.type === ty)) {
-      const e = estimate(t, CURRENT); if (!e || !t.knn) continue;
-      const base = Math.log(e.mid);
-      const xs = [1, Math.log(t.knn) - base];
-      for (const f of Object.values(variants)) { const v = estimate(t, { ...CURRENT, ...f(ty) }); xs.push(v ? Math.log(v.mid) - base : 0); }
-      xs.push(Math.log(e.relIqr + 0.05));
-      rows.push({ t, y: Math.log(t.actual) - base, x: xs });
+  for (const [n, ts] of Object.entries(samples)) {
+    for (const ty of ['Appartement', 'Maison']) {
+      const rows: Array<{ t: T; y: number; x: number[] }> = [];
+      for (const t of ts.filter((x) => x.type === ty)) {
+        const e = estimate(t, CURRENT); if (!e || !t.knn) continue;
+        const base = Math.log(e.mid);
+        const xs = [1, Math.log(t.knn) - base];
+        for (const f of Object.values(variants)) { const v = estimate(t, { ...CURRENT, ...f(ty) }); xs.push(v ? Math.log(v.mid) - base : 0); }
+        xs.push(Math.log(e.relIqr + 0.05));
+        rows.push({ t, y: Math.log(t.actual) - base, x: xs });
+      }
+      if (rows.length < 100) continue;
+      const tune = rows.filter((r) => r.t.ym < HOLD[n]), hold = rows.filter((r) => r.t.ym >= HOLD[n]);
+      const beta = solve(tune.map((r) => r.x), tune.map((r) => r.y));
+      const m = (rs: typeof rows, f: (r: (typeof rows)[0]) => number) => { const a = rs.map((r) => Math.abs(Math.exp(f(r) - r.y) - 1)); return `${(med(a) * 100).toFixed(2)} ±10 ${(a.filter((x) => x <= 0.1).length / a.length * 100).toFixed(1)}`; };
+      console.log(n, ty, 'beta', beta.map((b) => b.toFixed(3)).join(' '), ['knn', ...Object.keys(variants), 'lnIqr'].join(','));
+      console.log('  current  tuning', m(tune, () => 0), 'held', m(hold, () => 0));
+      const bias = med(tune.map((r) => r.y));
+      console.log('  +bias    tuning', m(tune, () => bias), 'held', m(hold, () => bias));
+      const f = (r: (typeof rows)[0]) => r.x.reduce((a, x, i) => a + x * beta[i], 0);
+      console.log('  stacked  tuning', m(tune, f), 'held', m(hold, f));
     }
-    if (rows.length < 100) continue;
-    const tune = rows.filter((r) => r.t.ym < HOLD[n]), hold = rows.filter((r) => r.t.ym >= HOLD[n]);
-    const beta = solve(tune.map((r) => r.x), tune.map((r) => r.y));
-    const m = (rs: typeof rows, f: (r: (typeof rows)[0]) => number) => { const a = rs.map((r) => Math.abs(Math.exp(f(r) - r.y) - 1)); return `${(med(a) * 100).toFixed(2)} ±10 ${(a.filter((x) => x <= 0.1).length / a.length * 100).toFixed(1)}`; };
-    console.log(n, ty, 'beta', beta.map((b) => b.toFixed(3)).join(' '), ['knn', ...Object.keys(variants), 'lnIqr'].join(','));
-    console.log('  current  tuning', m(tune, () => 0), 'held', m(hold, () => 0));
-    const bias = med(tune.map((r) => r.y));
-    console.log('  +bias    tuning', m(tune, () => bias), 'held', m(hold, () => bias));
-    const f = (r: (typeof rows)[0]) => r.x.reduce((a, x, i) => a + x * beta[i], 0);
-    console.log('  stacked  tuning', m(tune, f), 'held', m(hold, f));
   }
-}
 }
 
 /** What the pool says of itself, as regressors of ln(actual / estimate). */
