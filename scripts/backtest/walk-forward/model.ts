@@ -278,11 +278,13 @@ export function estimate(t: T, P: P): Estimate | null {
 }
 
 export interface M { n: number; cov: number; mdape: number; w10: number; bias: number }
-const med = (a: number[]) => { const s = [...a].sort((x, y) => x - y); const m = s.length >> 1; return s.length ? (s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2) : NaN; };
+export const median = (a: number[]) => { const s = [...a].sort((x, y) => x - y); const m = s.length >> 1; return s.length ? (s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2) : NaN; };
+/** The first held-out month of each sample (the months before it are the tuning months). */
+export const HOLD_FROM: Record<string, string> = { toulon: '2025-01', lyon: '2017-01' };
 export function metricsOf(ts: T[], pred: (t: T) => number | null): M {
   const sig: number[] = [];
   for (const t of ts) { const p = pred(t); if (p !== null) sig.push((p - t.actual) / t.actual); }
   const ape = sig.map(Math.abs);
-  return { n: ts.length, cov: sig.length / ts.length, mdape: med(ape), w10: ape.filter((a) => a <= 0.1).length / ape.length, bias: med(sig) };
+  return { n: ts.length, cov: sig.length / ts.length, mdape: median(ape), w10: ape.filter((a) => a <= 0.1).length / ape.length, bias: median(sig) };
 }
 export const fmt = (m: M) => `MdAPE ${(m.mdape * 100).toFixed(2)} ±10 ${(m.w10 * 100).toFixed(1)} bias ${(m.bias * 100).toFixed(1)} cov ${(m.cov * 100).toFixed(1)} n ${m.n}`;

@@ -15,10 +15,9 @@
 // Tuning months: Toulon 2024, Lyon 2016. Held out (chose nothing): Toulon 2025-01 – 2025-06, Lyon 2017-01 – 2018-12.
 import { calibrate, cohortOf, spreadOf } from '../../../lib/valuation/calibration';
 import { intervalFor } from '../../../lib/valuation/estimator';
-import { BASE, CURRENT, estimate, load, metricsOf, type M, type P, type T } from './model';
+import { BASE, CURRENT, estimate, HOLD_FROM, load, median, metricsOf, type M, type P, type T } from './model';
 
 const DIR = process.env.WF_DIR ?? '/tmp/walk-forward';
-const HOLD_FROM: Record<string, string> = { toulon: '2025-01', lyon: '2017-01' };
 type Split = Record<string, { a: M; b: M }>;
 
 async function setup(): Promise<Record<string, T[]>> {
@@ -96,12 +95,6 @@ function descent(ds: Record<string, T[]>, start: P, axes = AXES): P {
   }
   return cur;
 }
-
-const median = (v: number[]) => {
-  const s = [...v].sort((a, b) => a - b);
-  const m = (s.length - 1) / 2;
-  return (s[Math.floor(m)] + s[Math.ceil(m)]) / 2;
-};
 
 /** Held-out figures of `p` with the per-type bias correction learnt on the tuning months (as the API applies it). */
 function final(ds: Record<string, T[]>, p: P): void {

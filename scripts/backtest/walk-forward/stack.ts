@@ -2,9 +2,7 @@
 // with the plain kNN and six variants of it (fit on the tuning months, MdAPE measured on the held-out ones)?
 // `residual`: is there information in the pool's own features (a median regression of ln(actual / estimate) on them)?
 // Usage: WF_DIR=... tsx scripts/backtest/walk-forward/stack.ts [residual]   (after extract.ts, see search.ts)
-import { CURRENT, estimate, load, wq, type Estimate, type P, type T } from './model';
-const HOLD: Record<string, string> = { toulon: '2025-01', lyon: '2017-01' };
-const med = (a: number[]) => { const s = [...a].sort((x, y) => x - y); const m = s.length >> 1; return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2; };
+import { CURRENT, estimate, HOLD_FROM as HOLD, load, median as med, wq, type Estimate, type P, type T } from './model';
 function solve(X: number[][], y: number[], ridge = 1e-3): number[] {
   const k = X[0].length; const A = Array.from({ length: k }, () => new Array(k).fill(0)); const b = new Array(k).fill(0);
   for (let i = 0; i < X.length; i++) for (let a = 0; a < k; a++) { b[a] += X[i][a] * y[i]; for (let c = 0; c < k; c++) A[a][c] += X[i][a] * X[i][c]; }
