@@ -1,6 +1,6 @@
 // `npm run client:generate`: the typed client's generated files (clients/typescript/openapi.json, schema.ts and
 // operations.ts) from the OpenAPI document `createApp` serves, built in this process (no server, no data: the document
-// does not depend on them). test/client-generated.test.ts fails when the committed files differ from what this writes.
+// does not depend on them). test/clients/generated.test.ts fails when the committed files differ from what this writes.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';

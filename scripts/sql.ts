@@ -1,6 +1,6 @@
 // `npm run sql -- "select …"`: one SQL query over the Parquet marts of DATA_DIR (data/marts/*.parquet) in an in-memory
 // DuckDB, each mart a view named after its file (`from ventes`), printed as a table (or --format csv|json).
-// docs/analysts.md shows the same in Python; its worked examples are run by test/analysts.test.ts through runSql().
+// docs/analysts.md shows the same in Python; its worked examples are run by test/marts/analysts.test.ts through runSql().
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';

@@ -6,11 +6,14 @@ import type { components } from './schema';
 export const OPERATIONS = {
   getTransactions: { method: 'get', path: '/v1/transactions' },
   getTransactionsById: { method: 'get', path: '/v1/transactions/{id}' },
+  getTransactionsByIdDpe: { method: 'get', path: '/v1/transactions/{id}/dpe' },
+  getTransactionsByIdBdnb: { method: 'get', path: '/v1/transactions/{id}/bdnb' },
   getStatsMarket: { method: 'get', path: '/v1/stats/market' },
   getStatsTrends: { method: 'get', path: '/v1/stats/trends' },
   getStatsCompare: { method: 'get', path: '/v1/stats/compare' },
   getStatsPouvoirAchat: { method: 'get', path: '/v1/stats/pouvoir-achat' },
   getStatsRendementLocatif: { method: 'get', path: '/v1/stats/rendement-locatif' },
+  getStatsDpePremium: { method: 'get', path: '/v1/stats/dpe-premium' },
   getMarketActivity: { method: 'get', path: '/v1/market-activity' },
   getMarketScore: { method: 'get', path: '/v1/market-score' },
   getMarketOverview: { method: 'get', path: '/v1/market-overview' },
@@ -19,16 +22,13 @@ export const OPERATIONS = {
   getComparables: { method: 'get', path: '/v1/comparables' },
   getEstimate: { method: 'get', path: '/v1/estimate' },
   getFlips: { method: 'get', path: '/v1/flips' },
-  getTransactionsByIdDpe: { method: 'get', path: '/v1/transactions/{id}/dpe' },
   getDpeStats: { method: 'get', path: '/v1/dpe/stats' },
-  getStatsDpePremium: { method: 'get', path: '/v1/stats/dpe-premium' },
   getDpePrixParClasse: { method: 'get', path: '/v1/dpe/prix-par-classe' },
   getDpePassoiresThermiques: { method: 'get', path: '/v1/dpe/passoires-thermiques' },
   getDpeEvolutionPrimeVerte: { method: 'get', path: '/v1/dpe/evolution-prime-verte' },
   getDpeCommuneStats: { method: 'get', path: '/v1/dpe/commune-stats' },
   getBusinessesSearch: { method: 'get', path: '/v1/businesses/search' },
   getBusinessesBySiren: { method: 'get', path: '/v1/businesses/{siren}' },
-  getTransactionsByIdBdnb: { method: 'get', path: '/v1/transactions/{id}/bdnb' },
   getBdnbAgeStats: { method: 'get', path: '/v1/bdnb/age-stats' },
   getBdnbRenovationScore: { method: 'get', path: '/v1/bdnb/renovation-score' },
   getBdnbStats: { method: 'get', path: '/v1/bdnb/stats' },
@@ -56,6 +56,9 @@ export type GetTransactionsResponse = components['schemas']['GetTransactionsResp
 export type Transaction = components['schemas']['Transaction'];
 export type Credits = components['schemas']['Credits'];
 export type GetTransactionsByIdResponse = components['schemas']['GetTransactionsByIdResponse'];
+export type GetTransactionsByIdDpeResponse = components['schemas']['GetTransactionsByIdDpeResponse'];
+export type GetTransactionsByIdBdnbResponse = components['schemas']['GetTransactionsByIdBdnbResponse'];
+export type Building = components['schemas']['Building'];
 export type GetStatsMarketResponse = components['schemas']['GetStatsMarketResponse'];
 export type LocationEcho = components['schemas']['LocationEcho'];
 export type PouvoirAchatSummary = components['schemas']['PouvoirAchatSummary'];
@@ -64,6 +67,7 @@ export type GetStatsTrendsResponse = components['schemas']['GetStatsTrendsRespon
 export type GetStatsCompareResponse = components['schemas']['GetStatsCompareResponse'];
 export type GetStatsPouvoirAchatResponse = components['schemas']['GetStatsPouvoirAchatResponse'];
 export type GetStatsRendementLocatifResponse = components['schemas']['GetStatsRendementLocatifResponse'];
+export type GetStatsDpePremiumResponse = components['schemas']['GetStatsDpePremiumResponse'];
 export type GetMarketActivityResponse = components['schemas']['GetMarketActivityResponse'];
 export type Zone = components['schemas']['Zone'];
 export type GetMarketScoreResponse = components['schemas']['GetMarketScoreResponse'];
@@ -75,9 +79,7 @@ export type ValuationEstimate = components['schemas']['ValuationEstimate'];
 export type GetEstimateResponse = components['schemas']['GetEstimateResponse'];
 export type ValuationAdjustments = components['schemas']['ValuationAdjustments'];
 export type GetFlipsResponse = components['schemas']['GetFlipsResponse'];
-export type GetTransactionsByIdDpeResponse = components['schemas']['GetTransactionsByIdDpeResponse'];
 export type GetDpeStatsResponse = components['schemas']['GetDpeStatsResponse'];
-export type GetStatsDpePremiumResponse = components['schemas']['GetStatsDpePremiumResponse'];
 export type GetDpePrixParClasseResponse = components['schemas']['GetDpePrixParClasseResponse'];
 export type GetDpePassoiresThermiquesResponse = components['schemas']['GetDpePassoiresThermiquesResponse'];
 export type GetDpeEvolutionPrimeVerteResponse = components['schemas']['GetDpeEvolutionPrimeVerteResponse'];
@@ -86,8 +88,6 @@ export type GetBusinessesSearchResponse = components['schemas']['GetBusinessesSe
 export type BusinessSearchItem = components['schemas']['BusinessSearchItem'];
 export type GetBusinessesBySirenResponse = components['schemas']['GetBusinessesBySirenResponse'];
 export type BusinessDetail = components['schemas']['BusinessDetail'];
-export type GetTransactionsByIdBdnbResponse = components['schemas']['GetTransactionsByIdBdnbResponse'];
-export type Building = components['schemas']['Building'];
 export type GetBdnbAgeStatsResponse = components['schemas']['GetBdnbAgeStatsResponse'];
 export type GetBdnbRenovationScoreResponse = components['schemas']['GetBdnbRenovationScoreResponse'];
 export type GetBdnbStatsResponse = components['schemas']['GetBdnbStatsResponse'];

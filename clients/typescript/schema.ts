@@ -45,6 +45,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/transactions/{id}/dpe": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The energy diagnostic matched to a sale
+         * @description **2 credits**.
+         *
+         *     Clean house and flat sales only (no bulk, outlier or VEFA sale). Matching: first the guarded cadastral reference (the diagnostic on the sale's parcel within 50 m; for a flat, surface within ±35 %), else proximity (within 50 m, habitable surface within ±35 % of the built surface), preferring the diagnostic established closest before the sale (valid: up to 10 years before, at most 90 days after). No match or unknown id: 404 not_found, credits refunded.
+         */
+        get: operations["getTransactionsByIdDpe"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/transactions/{id}/bdnb": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The BDNB building of a sale
+         * @description **2 credits**.
+         *
+         *     The building group of the sale: through its cadastral parcel, else the nearest group within 200 m of its point. Unknown id, or no building matched: 404 not_found, and the 2 credits are refunded.
+         */
+        get: operations["getTransactionsByIdBdnb"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/stats/market": {
         parameters: {
             query?: never;
@@ -147,6 +191,28 @@ export interface paths {
          *     Commune-level gross yield estimate: ANIL predicted rent (unfurnished, charges included, advertised) of the reference dwelling of the profile (apartment 52 m², T1–T2 37 m², T3+ 72 m², house 92 m²) divided by the DVF median €/m² times that surface, over the 24 months before the latest clean sale in the commune. Quality flags: coarser_prediction_level, few_observations (< 30 listings in the commune), low_r2 (adjusted R² < 0.5).
          */
         get: operations["getStatsRendementLocatif"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/stats/dpe-premium": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Price premium or discount per energy class
+         * @description **10 credits**.
+         *
+         *     Clean sales of one house or flat (no bulk, outlier or VEFA sale) crossed with the nearest energy diagnostic (class A–G, not replaced) within 200 m in the same département, whatever its date: a looser rule than the per-sale matching of /v1/transactions/:id/dpe, so more sales are crossed, some with a neighbour's diagnostic. vs_median_pct compares each class's median €/m² with the median of all crossed sales of the zone. code_postal or commune is required; code_departement narrows a commune name only.
+         */
+        get: operations["getStatsDpePremium"];
         put?: never;
         post?: never;
         delete?: never;
@@ -331,28 +397,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v1/transactions/{id}/dpe": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * The energy diagnostic matched to a sale
-         * @description **2 credits**.
-         *
-         *     Clean house and flat sales only (no bulk, outlier or VEFA sale). Matching: first the guarded cadastral reference (the diagnostic on the sale's parcel within 50 m; for a flat, surface within ±35 %), else proximity (within 50 m, habitable surface within ±35 % of the built surface), preferring the diagnostic established closest before the sale (valid: up to 10 years before, at most 90 days after). No match or unknown id: 404 not_found, credits refunded.
-         */
-        get: operations["getTransactionsByIdDpe"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/v1/dpe/stats": {
         parameters: {
             query?: never;
@@ -367,28 +411,6 @@ export interface paths {
          *     All published diagnostics of the zone (existing dwellings since July 2021, new dwellings, and the legacy base before July 2021), located by their BAN postal code and commune. A diagnostic replaced by a newer one is counted once (the newer); classes outside A–G (legacy N, I) are left out.
          */
         get: operations["getDpeStats"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/stats/dpe-premium": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Price premium or discount per energy class
-         * @description **10 credits**.
-         *
-         *     Clean sales of one house or flat (no bulk, outlier or VEFA sale) crossed with the nearest energy diagnostic (class A–G, not replaced) within 200 m in the same département, whatever its date: a looser rule than the per-sale matching of /v1/transactions/:id/dpe, so more sales are crossed, some with a neighbour's diagnostic. vs_median_pct compares each class's median €/m² with the median of all crossed sales of the zone. code_postal or commune is required; code_departement narrows a commune name only.
-         */
-        get: operations["getStatsDpePremium"];
         put?: never;
         post?: never;
         delete?: never;
@@ -521,28 +543,6 @@ export interface paths {
          *     Fetched in real time from INSEE’s API Sirene (successful lookups are kept 24 h, still charged). Refunded: unknown SIREN (404 not_found), registry not configured on this server (503 registry_unavailable), registry busy (503 registry_busy, with Retry-After), no answer within 5 s (504 registry_timeout), unusable answer (502 registry_error). A SIREN that is not 9 digits or fails its check digit is refused (400) without calling the registry.
          */
         get: operations["getBusinessesBySiren"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/transactions/{id}/bdnb": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * The BDNB building of a sale
-         * @description **2 credits**.
-         *
-         *     The building group of the sale: through its cadastral parcel, else the nearest group within 200 m of its point. Unknown id, or no building matched: 404 not_found, and the 2 credits are refunded.
-         */
-        get: operations["getTransactionsByIdBdnb"];
         put?: never;
         post?: never;
         delete?: never;
@@ -963,6 +963,76 @@ export interface components {
             /** @description Server processing time in milliseconds. */
             query_time_ms: number;
         };
+        GetTransactionsByIdDpeResponse: {
+            dpe: {
+                /** @description ADEME number of the diagnostic (null for legacy records published without one). */
+                numero_dpe: string | null;
+                date_etablissement_dpe: string;
+                /** @description A to G; null when the published class is outside A–G (legacy N, I). */
+                classe_energie: string | null;
+                classe_ges: string | null;
+                /** @description Primary energy, kWh per m² and year. */
+                conso_energie_kwh_m2_an: number | null;
+                /** @description Greenhouse-gas emissions, kg CO2e per m² and year. */
+                emission_ges_kg_m2_an: number | null;
+                surface_habitable: number | null;
+                annee_construction: number | null;
+                type_batiment: string | null;
+                address: string | null;
+                code_postal: string | null;
+                code_insee: string | null;
+                latitude: number | null;
+                longitude: number | null;
+                /** @description The DPE method or version as published. */
+                methode: string | null;
+            };
+            match: {
+                /** @enum {string} */
+                method: "cadastre" | "proximity";
+                /** @description Distance between the sale and the diagnostic, metres. */
+                distance_m: number;
+                /** @description Habitable surface of the diagnostic over the sold built surface, minus 1, in percent. */
+                surface_gap_pct: number | null;
+            };
+            transaction_id: number;
+            _credits: components["schemas"]["Credits"];
+            /** @description Server processing time in milliseconds. */
+            query_time_ms: number;
+        };
+        GetTransactionsByIdBdnbResponse: {
+            building: components["schemas"]["Building"];
+            transaction_id: string;
+            _credits: components["schemas"]["Credits"];
+            /** @description Server processing time in milliseconds. */
+            query_time_ms: number;
+        };
+        Building: {
+            /** @description BDNB building-group id (bdnb-bg-XXXX-XXXX-XXXX since the 2023 millésimes). */
+            batiment_groupe_id: string;
+            annee_construction: number | null;
+            nb_logements: number | null;
+            /** @description Number of levels (nb_niveau of the Fichiers fonciers). */
+            nb_etages: number | null;
+            materiaux_murs: string | null;
+            materiaux_toit: string | null;
+            /**
+             * @description Usage class of usage_niveau_1 (docs/data.md).
+             * @enum {string}
+             */
+            usage_principal: "residentiel" | "tertiaire" | "mixte" | "autre";
+            /** @description Usage as published (usage_niveau_1_txt). */
+            usage_niveau_1: string | null;
+            /** @description Sales of the group in the BDNB’s own DVF statistics (2014 → early 2021). */
+            dvf_nb_mutations: number | null;
+            dvf_prix_m2_median: number | null;
+            /** @description Distance from the sale’s point to the group’s centroid (null when the sale has no coordinates). */
+            match_distance_m: number | null;
+            /**
+             * @description parcelle: through the sale’s cadastral parcel; distance: the nearest group within 200 m.
+             * @enum {string}
+             */
+            match_method: "parcelle" | "distance";
+        };
         GetStatsMarketResponse: {
             count: number;
             /** @description Sale price (valeur_fonciere), euros. */
@@ -1172,6 +1242,78 @@ export interface components {
             /** @description Why the yield is null (no rent estimate or no clean sale for the commune). */
             message?: string;
             attribution: string;
+            notice?: string;
+            _credits: components["schemas"]["Credits"];
+            /** @description Server processing time in milliseconds. */
+            query_time_ms: number;
+        };
+        GetStatsDpePremiumResponse: {
+            /** @description null when no sale of the zone was crossed with a diagnostic. */
+            classes: {
+                A: {
+                    count: number;
+                    median_prix_m2: number | null;
+                    p25_prix_m2: number | null;
+                    p75_prix_m2: number | null;
+                    /** @description Class median over the median of every crossed sale, minus 1, in percent: positive = premium. */
+                    vs_median_pct: number | null;
+                };
+                B: {
+                    count: number;
+                    median_prix_m2: number | null;
+                    p25_prix_m2: number | null;
+                    p75_prix_m2: number | null;
+                    /** @description Class median over the median of every crossed sale, minus 1, in percent: positive = premium. */
+                    vs_median_pct: number | null;
+                };
+                C: {
+                    count: number;
+                    median_prix_m2: number | null;
+                    p25_prix_m2: number | null;
+                    p75_prix_m2: number | null;
+                    /** @description Class median over the median of every crossed sale, minus 1, in percent: positive = premium. */
+                    vs_median_pct: number | null;
+                };
+                D: {
+                    count: number;
+                    median_prix_m2: number | null;
+                    p25_prix_m2: number | null;
+                    p75_prix_m2: number | null;
+                    /** @description Class median over the median of every crossed sale, minus 1, in percent: positive = premium. */
+                    vs_median_pct: number | null;
+                };
+                E: {
+                    count: number;
+                    median_prix_m2: number | null;
+                    p25_prix_m2: number | null;
+                    p75_prix_m2: number | null;
+                    /** @description Class median over the median of every crossed sale, minus 1, in percent: positive = premium. */
+                    vs_median_pct: number | null;
+                };
+                F: {
+                    count: number;
+                    median_prix_m2: number | null;
+                    p25_prix_m2: number | null;
+                    p75_prix_m2: number | null;
+                    /** @description Class median over the median of every crossed sale, minus 1, in percent: positive = premium. */
+                    vs_median_pct: number | null;
+                };
+                G: {
+                    count: number;
+                    median_prix_m2: number | null;
+                    p25_prix_m2: number | null;
+                    p75_prix_m2: number | null;
+                    /** @description Class median over the median of every crossed sale, minus 1, in percent: positive = premium. */
+                    vs_median_pct: number | null;
+                };
+            } | null;
+            summary: string;
+            methodology: string;
+            filters: {
+                code_postal: string | null;
+                commune: string | null;
+                type_local: string | null;
+            };
             notice?: string;
             _credits: components["schemas"]["Credits"];
             /** @description Server processing time in milliseconds. */
@@ -1545,42 +1687,6 @@ export interface components {
             /** @description Server processing time in milliseconds. */
             query_time_ms: number;
         };
-        GetTransactionsByIdDpeResponse: {
-            dpe: {
-                /** @description ADEME number of the diagnostic (null for legacy records published without one). */
-                numero_dpe: string | null;
-                date_etablissement_dpe: string;
-                /** @description A to G; null when the published class is outside A–G (legacy N, I). */
-                classe_energie: string | null;
-                classe_ges: string | null;
-                /** @description Primary energy, kWh per m² and year. */
-                conso_energie_kwh_m2_an: number | null;
-                /** @description Greenhouse-gas emissions, kg CO2e per m² and year. */
-                emission_ges_kg_m2_an: number | null;
-                surface_habitable: number | null;
-                annee_construction: number | null;
-                type_batiment: string | null;
-                address: string | null;
-                code_postal: string | null;
-                code_insee: string | null;
-                latitude: number | null;
-                longitude: number | null;
-                /** @description The DPE method or version as published. */
-                methode: string | null;
-            };
-            match: {
-                /** @enum {string} */
-                method: "cadastre" | "proximity";
-                /** @description Distance between the sale and the diagnostic, metres. */
-                distance_m: number;
-                /** @description Habitable surface of the diagnostic over the sold built surface, minus 1, in percent. */
-                surface_gap_pct: number | null;
-            };
-            transaction_id: number;
-            _credits: components["schemas"]["Credits"];
-            /** @description Server processing time in milliseconds. */
-            query_time_ms: number;
-        };
         GetDpeStatsResponse: {
             /** @description Diagnostics of the zone with a class A–G (not replaced by a newer one). */
             count: number;
@@ -1613,78 +1719,6 @@ export interface components {
             };
             notice?: string;
             cache: components["schemas"]["Cache"];
-            _credits: components["schemas"]["Credits"];
-            /** @description Server processing time in milliseconds. */
-            query_time_ms: number;
-        };
-        GetStatsDpePremiumResponse: {
-            /** @description null when no sale of the zone was crossed with a diagnostic. */
-            classes: {
-                A: {
-                    count: number;
-                    median_prix_m2: number | null;
-                    p25_prix_m2: number | null;
-                    p75_prix_m2: number | null;
-                    /** @description Class median over the median of every crossed sale, minus 1, in percent: positive = premium. */
-                    vs_median_pct: number | null;
-                };
-                B: {
-                    count: number;
-                    median_prix_m2: number | null;
-                    p25_prix_m2: number | null;
-                    p75_prix_m2: number | null;
-                    /** @description Class median over the median of every crossed sale, minus 1, in percent: positive = premium. */
-                    vs_median_pct: number | null;
-                };
-                C: {
-                    count: number;
-                    median_prix_m2: number | null;
-                    p25_prix_m2: number | null;
-                    p75_prix_m2: number | null;
-                    /** @description Class median over the median of every crossed sale, minus 1, in percent: positive = premium. */
-                    vs_median_pct: number | null;
-                };
-                D: {
-                    count: number;
-                    median_prix_m2: number | null;
-                    p25_prix_m2: number | null;
-                    p75_prix_m2: number | null;
-                    /** @description Class median over the median of every crossed sale, minus 1, in percent: positive = premium. */
-                    vs_median_pct: number | null;
-                };
-                E: {
-                    count: number;
-                    median_prix_m2: number | null;
-                    p25_prix_m2: number | null;
-                    p75_prix_m2: number | null;
-                    /** @description Class median over the median of every crossed sale, minus 1, in percent: positive = premium. */
-                    vs_median_pct: number | null;
-                };
-                F: {
-                    count: number;
-                    median_prix_m2: number | null;
-                    p25_prix_m2: number | null;
-                    p75_prix_m2: number | null;
-                    /** @description Class median over the median of every crossed sale, minus 1, in percent: positive = premium. */
-                    vs_median_pct: number | null;
-                };
-                G: {
-                    count: number;
-                    median_prix_m2: number | null;
-                    p25_prix_m2: number | null;
-                    p75_prix_m2: number | null;
-                    /** @description Class median over the median of every crossed sale, minus 1, in percent: positive = premium. */
-                    vs_median_pct: number | null;
-                };
-            } | null;
-            summary: string;
-            methodology: string;
-            filters: {
-                code_postal: string | null;
-                commune: string | null;
-                type_local: string | null;
-            };
-            notice?: string;
             _credits: components["schemas"]["Credits"];
             /** @description Server processing time in milliseconds. */
             query_time_ms: number;
@@ -1982,40 +2016,6 @@ export interface components {
             commune: string | null;
             /** @enum {string} */
             source: "insee_api";
-        };
-        GetTransactionsByIdBdnbResponse: {
-            building: components["schemas"]["Building"];
-            transaction_id: string;
-            _credits: components["schemas"]["Credits"];
-            /** @description Server processing time in milliseconds. */
-            query_time_ms: number;
-        };
-        Building: {
-            /** @description BDNB building-group id (bdnb-bg-XXXX-XXXX-XXXX since the 2023 millésimes). */
-            batiment_groupe_id: string;
-            annee_construction: number | null;
-            nb_logements: number | null;
-            /** @description Number of levels (nb_niveau of the Fichiers fonciers). */
-            nb_etages: number | null;
-            materiaux_murs: string | null;
-            materiaux_toit: string | null;
-            /**
-             * @description Usage class of usage_niveau_1 (docs/data.md).
-             * @enum {string}
-             */
-            usage_principal: "residentiel" | "tertiaire" | "mixte" | "autre";
-            /** @description Usage as published (usage_niveau_1_txt). */
-            usage_niveau_1: string | null;
-            /** @description Sales of the group in the BDNB’s own DVF statistics (2014 → early 2021). */
-            dvf_nb_mutations: number | null;
-            dvf_prix_m2_median: number | null;
-            /** @description Distance from the sale’s point to the group’s centroid (null when the sale has no coordinates). */
-            match_distance_m: number | null;
-            /**
-             * @description parcelle: through the sale’s cadastral parcel; distance: the nearest group within 200 m.
-             * @enum {string}
-             */
-            match_method: "parcelle" | "distance";
         };
         GetBdnbAgeStatsResponse: {
             tranches: {
@@ -2656,6 +2656,196 @@ export interface operations {
             };
         };
     };
+    getTransactionsByIdDpe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Transaction id (the `id` of /v1/transactions). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetTransactionsByIdDpeResponse"];
+                };
+            };
+            /** @description Error: invalid_params, invalid_request. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: missing_bearer_token, unknown_key, inactive_key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: insufficient_credits. */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: not_found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: rate_limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: request_too_large. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: query_failed. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: at_capacity, service_unavailable. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getTransactionsByIdBdnb: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The transaction id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetTransactionsByIdBdnbResponse"];
+                };
+            };
+            /** @description Error: invalid_params, invalid_request. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: missing_bearer_token, unknown_key, inactive_key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: insufficient_credits. */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: not_found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: rate_limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: request_too_large. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: query_failed. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: at_capacity, service_unavailable. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     getStatsMarket: {
         parameters: {
             query?: {
@@ -3092,6 +3282,104 @@ export interface operations {
                 };
             };
             /** @description Error: invalid_params, invalid_request, missing_location. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: missing_bearer_token, unknown_key, inactive_key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: insufficient_credits. */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: rate_limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: request_too_large. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: query_failed. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: at_capacity, service_unavailable. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getStatsDpePremium: {
+        parameters: {
+            query?: {
+                /** @description Postal code (5 digits). */
+                code_postal?: string;
+                /** @description Commune name or INSEE code, case- and accent-insensitive. PARIS, LYON and MARSEILLE mean all their arrondissements; "PARIS 15", "PARIS 15E ARRONDISSEMENT" and 75115 name one arrondissement. */
+                commune?: string;
+                /** @description Département code (01–95, 2A, 2B, 971–976). */
+                code_departement?: string;
+                /** @description WGS84 latitude; requires longitude. */
+                latitude?: number;
+                /** @description WGS84 longitude; requires latitude. */
+                longitude?: number;
+                /** @description Radius around latitude/longitude in metres (default 500). */
+                radius_m?: number;
+                /** @description Maison or Appartement (default: both); filters the DVF side. */
+                type_local?: "Maison" | "Appartement";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetStatsDpePremiumResponse"];
+                };
+            };
+            /** @description Error: invalid_params, invalid_request, missing_location, unsupported_location. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3954,101 +4242,6 @@ export interface operations {
             };
         };
     };
-    getTransactionsByIdDpe: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Transaction id (the `id` of /v1/transactions). */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Success. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetTransactionsByIdDpeResponse"];
-                };
-            };
-            /** @description Error: invalid_params, invalid_request. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error: missing_bearer_token, unknown_key, inactive_key. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error: insufficient_credits. */
-            402: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error: not_found. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error: rate_limited. */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error: request_too_large. */
-            431: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error: query_failed. */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error: at_capacity, service_unavailable. */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
     getDpeStats: {
         parameters: {
             query?: {
@@ -4082,104 +4275,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["GetDpeStatsResponse"];
-                };
-            };
-            /** @description Error: invalid_params, invalid_request, missing_location, unsupported_location. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error: missing_bearer_token, unknown_key, inactive_key. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error: insufficient_credits. */
-            402: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error: rate_limited. */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error: request_too_large. */
-            431: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error: query_failed. */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error: at_capacity, service_unavailable. */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    getStatsDpePremium: {
-        parameters: {
-            query?: {
-                /** @description Postal code (5 digits). */
-                code_postal?: string;
-                /** @description Commune name or INSEE code, case- and accent-insensitive. PARIS, LYON and MARSEILLE mean all their arrondissements; "PARIS 15", "PARIS 15E ARRONDISSEMENT" and 75115 name one arrondissement. */
-                commune?: string;
-                /** @description Département code (01–95, 2A, 2B, 971–976). */
-                code_departement?: string;
-                /** @description WGS84 latitude; requires longitude. */
-                latitude?: number;
-                /** @description WGS84 longitude; requires latitude. */
-                longitude?: number;
-                /** @description Radius around latitude/longitude in metres (default 500). */
-                radius_m?: number;
-                /** @description Maison or Appartement (default: both); filters the DVF side. */
-                type_local?: "Maison" | "Appartement";
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Success. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetStatsDpePremiumResponse"];
                 };
             };
             /** @description Error: invalid_params, invalid_request, missing_location, unsupported_location. */
@@ -4839,101 +4934,6 @@ export interface operations {
             };
             /** @description Error: registry_timeout. */
             504: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    getTransactionsByIdBdnb: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The transaction id. */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Success. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetTransactionsByIdBdnbResponse"];
-                };
-            };
-            /** @description Error: invalid_params, invalid_request. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error: missing_bearer_token, unknown_key, inactive_key. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error: insufficient_credits. */
-            402: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error: not_found. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error: rate_limited. */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error: request_too_large. */
-            431: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error: query_failed. */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error: at_capacity, service_unavailable. */
-            503: {
                 headers: {
                     [name: string]: unknown;
                 };

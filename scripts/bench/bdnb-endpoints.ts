@@ -14,7 +14,7 @@ import { ServingDb } from '../../api/db';
 import { ApiError } from '../../api/errors';
 import type { AnyEndpoint } from '../../api/platform';
 import { bdnbAgeStats } from '../../api/routes/bdnb/age-stats';
-import { transactionBdnb } from '../../api/routes/bdnb/building';
+import { transactionBdnb } from '../../api/routes/transactions/bdnb';
 import { bdnbRenovationScore } from '../../api/routes/bdnb/renovation-score';
 import { bdnbStats } from '../../api/routes/bdnb/stats';
 import { benchMartsFile, buildBenchMarts, DEFAULT_BENCH_DIR, ensureBdnbModels } from './bdnb-matching';

@@ -1,6 +1,6 @@
 // The contract every endpoint shares (STYLE.md): one call per endpoint module adds it to the suite. Every endpoint of
 // the registry (ENDPOINTS in api/app.ts) must have one `describeContract('<METHOD> <path>', ...)` call in some test
-// file, its name a string literal: test/contract-coverage.test.ts fails otherwise.
+// file, its name a string literal: test/api/platform/contract-coverage.test.ts fails otherwise.
 // 401 ×3, 402 not executed and not charged, 429 with Retry-After, 503 at_capacity, 400 missing_location and
 // invalid_params with details, credits charged exactly once, refunds on failure and on direct-lookup 404s.
 import { describe, expect, it } from 'vitest';
@@ -81,7 +81,7 @@ const chargesOf = (api: TestApi, key: string) =>
 export const endpointName = (e: { method: string; path: string }) => `${e.method.toUpperCase()} ${e.path}`;
 
 export function describeContract(name: string, getApi: () => TestApi, c: ContractCase): void {
-  // A misspelt name would silently leave its endpoint uncovered for test/contract-coverage.test.ts.
+  // A misspelt name would silently leave its endpoint uncovered for test/api/platform/contract-coverage.test.ts.
   if (!ENDPOINTS.some((e) => endpointName(e) === name)) throw new Error(`describeContract: "${name}" is not an endpoint of ENDPOINTS (api/app.ts)`);
   const ok = c.status ?? 200;
   const pathOf = async (api: TestApi, key: string) => (c.pathFor ? c.pathFor(api, key) : c.path);

@@ -4,7 +4,7 @@
 // and 10,000-character strings, control and non-ASCII characters, SQL and path-traversal strings, repeated and
 // bracketed parameters, broken percent-encoding, bad JSON bodies, bodies that are not what Content-Encoding says, bad
 // path ids). `problems` states what a response must never do: a 5xx, a 4xx without the JSON error body, a stack
-// trace, a file path or SQL text. Used by test/fuzz.test.ts (bounded) and scripts/fuzz.ts (long runs).
+// trace, a file path or SQL text. Used by test/api/platform/fuzz.test.ts (bounded) and scripts/fuzz.ts (long runs).
 import http from 'node:http';
 import fc from 'fast-check';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';

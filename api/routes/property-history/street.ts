@@ -1,6 +1,6 @@
 // Street-name normalisation for GET /v1/property-history: the key an address is matched on, and the parsing of a
 // free-text address into house number, suffix and street. streetKey() mirrors the SQL of
-// marts/models/marts/adresses_ventes.sql (voie_cle); test/api-places-history.test.ts checks they agree on every street.
+// marts/models/marts/adresses_ventes.sql (voie_cle); test/api/property-history/property-history.test.ts checks they agree on every street.
 
 /** Street types, long forms and DVF/FANTOIR abbreviations, each with the abbreviation DVF writes. */
 const STREET_TYPES: Record<string, string> = {
