@@ -7,7 +7,7 @@ import { ApiError, ERROR_STATUS, invalidParams } from './errors';
 import { accessLog } from './log';
 import { MCP_PATH, mountMcp } from './mcp/http';
 import { z } from './params';
-import { errorSchema, mountEndpoint, operationIdOf, requestIdOf, toApiError, type AnyEndpoint } from './platform';
+import { headerRefs, mountEndpoint, operationIdOf, registerCommonComponents, requestIdOf, toApiError, type AnyEndpoint } from './platform';
 import { ACCOUNT_ENDPOINTS, mountDashboard, recordRequests } from './routes/account';
 import { BUSINESSES_ENDPOINTS } from './routes/businesses';
 import { ALERTS_ENDPOINTS } from './routes/alerts';
@@ -44,6 +44,25 @@ export const ENDPOINTS: AnyEndpoint[] = [
   ...ALERTS_ENDPOINTS,
 ];
 
+/**
+ * The tags of the document, in the order /docs shows them, each with what it groups. Every endpoint's `tag` is one of
+ * these (test/api/platform/openapi.test.ts).
+ */
+export const TAGS = [
+  { name: 'Transactions', description: 'DVF sales (Demandes de valeurs foncières, geo-DVF): a zone’s sales page by page, one sale by id.' },
+  { name: 'Market statistics', description: 'Prices per m² and volumes of a zone over a window, their trends and comparisons; price-to-income ratio, rental yield, resales.' },
+  { name: 'Market analytics', description: 'Activity, score and overview of a zone, price heatmaps, and the sales history of one property.' },
+  { name: 'Valuation', description: 'Comparable sales and an estimate for a property, with intervals calibrated by a published backtest.' },
+  { name: 'Energy (DPE)', description: 'ADEME energy diagnostics: the diagnostic matched to a sale, the classes of a zone and the price gaps between them.' },
+  { name: 'Buildings (BDNB)', description: 'CSTB’s national building database: the building of a sale, construction ages and renovation potential of a zone.' },
+  { name: 'Businesses', description: 'SIRENE: real-estate businesses around a point, and one legal unit asked live of INSEE.' },
+  { name: 'Portfolio', description: 'Properties kept under your key, each with its stored estimate.' },
+  { name: 'Alerts', description: 'Webhooks on newly imported sales matching your criteria (Scale and Enterprise plans).' },
+  { name: 'Account', description: 'Your key: plan, credits left, usage per endpoint and recent requests.' },
+  { name: 'Meta', description: 'The data sources loaded: coverage, vintages, licences and attributions.' },
+  { name: 'Service', description: 'Health check and this document: no key, no credits.' },
+];
+
 export function createApp(ctx: AppContext): Express {
   const app = express();
   app.disable('x-powered-by');
@@ -78,9 +97,7 @@ export function createApp(ctx: AppContext): Express {
   });
 
   const registry = new OpenAPIRegistry();
-  registry.register('Error', errorSchema);
-  registry.registerComponent('securitySchemes', 'ApiKey', { type: 'apiKey', in: 'header', name: 'X-API-Key' });
-  registry.registerComponent('securitySchemes', 'Bearer', { type: 'http', scheme: 'bearer' });
+  registerCommonComponents(registry);
   for (const endpoint of ENDPOINTS) mountEndpoint(app, registry, ctx, endpoint);
   registerServiceRoutes(registry);
 
@@ -95,8 +112,14 @@ export function createApp(ctx: AppContext): Express {
         Object.entries(ERROR_STATUS)
           .map(([code, status]) => `\`${code}\` (${status})`)
           .join(', ') +
-        '.',
+        '. Every source is published under the Licence Ouverte 2.0 (Etalab), whose one duty, attribution, carries over to ' +
+        'the answers: cite the sources as `/v1/meta/sources` names them.',
+      // Whoever runs this server answers for it: /docs and the key holders' /dashboard are served here, and a problem is
+      // reported with the X-Request-Id of the request.
+      contact: { name: 'The operator of this foncier server' },
+      license: { name: 'Licence Ouverte 2.0 (Etalab)', url: 'https://www.etalab.gouv.fr/licence-ouverte-open-licence/' },
     },
+    tags: TAGS,
     servers: [{ url: '/' }],
   });
   app.get('/v1/openapi.json', (_req: Request, res: Response) => {
@@ -131,7 +154,7 @@ function registerServiceRoutes(registry: OpenAPIRegistry): void {
         .openapi({ description: 'The serving database in use (its name and vintage, never its path); null without one.' }),
     })
     .openapi('Health');
-  const json = (description: string, schema: z.ZodType) => ({ description, content: { 'application/json': { schema } } });
+  const json = (description: string, schema: z.ZodType) => ({ description, headers: headerRefs('X-Request-Id'), content: { 'application/json': { schema } } });
   registry.registerPath({
     method: 'get',
     path: '/health',

@@ -8,17 +8,29 @@ import { ApiError, invalidParams } from './errors';
 import { numberParam, stringParam, z } from './params';
 
 
+/** The département codes resolveLocation accepts (isDepartement, after padding one digit and upper-casing), as the
+ * JSON Schema pattern the document publishes so that a client can check a code before calling; the check itself stays
+ * resolveLocation's, whose message names the code. */
+export const DEPARTEMENT_PATTERN = '^(0?[1-9]|1\\d|2[1-9]|[3-8]\\d|9[0-5]|2[ABab]|97[1-46])$';
+
+/**
+ * The location parameters. Only code_postal is prefilled in /docs: the others are documented with `examples`, so that
+ * "Try it out" sends one location, not four that contradict each other; an operation without code_postal prefills its
+ * own (params.ts, Examples).
+ */
 export const locationFields = {
   code_postal: stringParam({ description: 'Postal code (5 digits).', pattern: /^\d{5}$/, issue: 'must be a 5-digit postal code', example: '75015' }).optional(),
   commune: stringParam({
     description:
       'Commune name or INSEE code, case- and accent-insensitive. PARIS, LYON and MARSEILLE mean all their arrondissements; ' +
       '"PARIS 15", "PARIS 15E ARRONDISSEMENT" and 75115 name one arrondissement.',
-    example: 'PARIS 15',
+    examples: ['PARIS 15', 'LYON', '33063'],
   }).optional(),
-  code_departement: stringParam({ description: 'Département code (01–95, 2A, 2B, 971–976).', example: '33' }).optional(),
-  latitude: numberParam({ min: -90, max: 90, description: 'WGS84 latitude; requires longitude.', example: 48.8414 }).optional(),
-  longitude: numberParam({ min: -180, max: 180, description: 'WGS84 longitude; requires latitude.', example: 2.3003 }).optional(),
+  code_departement: stringParam({ description: 'Département code (01–95, 2A, 2B, 971–974, 976).', examples: ['33', '2A', '971'] })
+    .openapi({ pattern: DEPARTEMENT_PATTERN })
+    .optional(),
+  latitude: numberParam({ min: -90, max: 90, description: 'WGS84 latitude; requires longitude.', examples: [48.8414] }).optional(),
+  longitude: numberParam({ min: -180, max: 180, description: 'WGS84 longitude; requires latitude.', examples: [2.3003] }).optional(),
   radius_m: numberParam({ min: 100, max: 2000, description: `Radius around latitude/longitude in metres (default ${DEFAULT_RADIUS_M}).` }).optional(),
 };
 

@@ -29,15 +29,26 @@ function toNumber(v: unknown): unknown {
   return v;
 }
 
+/**
+ * Examples in the OpenAPI document, for every parameter helper below: `example` is the value /docs ("Try it out")
+ * prefills, so the prefilled values of one operation must form one valid request, with one location
+ * (test/api/docs/prefill.test.ts runs them); `examples` are documented without being prefilled: the other location
+ * parameters of an operation, the alternatives.
+ */
+interface Examples<T> {
+  example?: T;
+  examples?: T[];
+}
+
 /** A numeric query parameter. Both bounds are required: every number reaching SQL fits the column types and DuckDB's
  * integers (no bigint overflow), and the range is published in the OpenAPI document (docs/decisions.md, API limits). */
-export function numberParam(opts: { min: number; max: number; int?: boolean; description: string; example?: number }) {
+export function numberParam(opts: { min: number; max: number; int?: boolean; description: string } & Examples<number>) {
   const { min, max, int } = opts;
   const range = `between ${min} and ${max}`;
   let n = z.number({ error: shapeIssue(int ? 'must be an integer' : 'must be a number') });
   if (int) n = n.int({ error: 'must be an integer' });
   n = n.min(min, { error: `must be ${range}` }).max(max, { error: `must be ${range}` });
-  return z.preprocess(toNumber, n).openapi({ description: opts.description, example: opts.example });
+  return z.preprocess(toNumber, n).openapi({ description: opts.description, example: opts.example, examples: opts.examples });
 }
 
 export function booleanParam(description: string) {
@@ -61,11 +72,12 @@ export function parseDay(s: string): Date | undefined {
   return Number.isNaN(d.getTime()) || d.toISOString().slice(0, 10) !== s ? undefined : d;
 }
 
-export function dateParam(description: string) {
+/** A day; `example` is prefilled in /docs (a window's two ends go together, e.g. 2024-01-01 and 2024-12-31). */
+export function dateParam(description: string, example?: string) {
   return z
     .preprocess(single, z.string({ error: shapeIssue('must be a date YYYY-MM-DD') }))
     .refine((s) => parseDay(s) !== undefined, { error: 'must be a date YYYY-MM-DD' })
-    .openapi({ description, format: 'date', example: '2024-01-01' });
+    .openapi({ description, format: 'date', ...(example ? { example } : { examples: ['2024-01-01'] }) });
 }
 
 export function enumParam<const T extends readonly [string, ...string[]]>(values: T, description: string) {
@@ -74,19 +86,19 @@ export function enumParam<const T extends readonly [string, ...string[]]>(values
     .openapi({ description });
 }
 
-export function stringParam(opts: { description: string; pattern?: RegExp; issue?: string; max?: number; example?: string }) {
+export function stringParam(opts: { description: string; pattern?: RegExp; issue?: string; max?: number } & Examples<string>) {
   let s = z.string({ error: shapeIssue('must be a string') }).trim().min(1, { error: 'must not be empty' }).max(opts.max ?? 200, {
     error: `must be at most ${opts.max ?? 200} characters`,
   });
   if (opts.pattern) s = s.regex(opts.pattern, { error: opts.issue ?? `must match ${opts.pattern}` });
-  return z.preprocess(single, s).openapi({ description: opts.description, example: opts.example });
+  return z.preprocess(single, s).openapi({ description: opts.description, example: opts.example, examples: opts.examples });
 }
 
 /** A 5-character INSEE commune code: digits, or 2A/2B and three digits in Corsica (either case). The case is spelled
  * out in the class rather than with an `i` flag, which JSON Schema patterns cannot carry (the OpenAPI document would
- * publish the flag inside the pattern). */
-export function inseeCodeParam(description: string, example = '33063') {
-  return stringParam({ description, pattern: /^(\d{5}|2[ABab]\d{3})$/, issue: 'must be a 5-character INSEE commune code (digits, or 2A/2B and 3 digits in Corsica)', example });
+ * publish the flag inside the pattern). Documented with an example, prefilled only where the operation asks. */
+export function inseeCodeParam(description: string, examples: Examples<string> = { examples: ['33063'] }) {
+  return stringParam({ description, pattern: /^(\d{5}|2[ABab]\d{3})$/, issue: 'must be a 5-character INSEE commune code (digits, or 2A/2B and 3 digits in Corsica)', ...examples });
 }
 
 export const TYPE_LOCAL_4 = ['Maison', 'Appartement', 'Terrain', 'Local commercial'] as const;

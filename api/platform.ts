@@ -108,10 +108,58 @@ export const errorSchema = z
   })
   .openapi('Error');
 
+const REQUEST_ID_RE = /^[\w.:-]{1,128}$/;
+
+/**
+ * The response headers, documented once as components of the OpenAPI document and referenced by every operation's
+ * responses: X-Request-Id on every answer (app.ts), the X-RateLimit-* pair once the key is known (rateLimit()), and
+ * Retry-After where waiting helps (429 rate_limited; 503 at_capacity and registry_busy).
+ */
+export const RESPONSE_HEADERS = {
+  'X-Request-Id': {
+    description: 'The request id: the X-Request-Id the client sent when well-formed (1–128 of A–Z a–z 0–9 _ . : -), else one the server made. Also in error bodies, the logs and the credit ledger.',
+    required: true,
+    schema: { type: 'string', pattern: REQUEST_ID_RE.source },
+  },
+  'X-RateLimit-Limit': {
+    description: 'Requests a minute allowed to this key (its plan’s limit). Present once the key is authenticated.',
+    schema: { type: 'integer', minimum: 1 },
+  },
+  'X-RateLimit-Remaining': {
+    description: 'Requests left to this key in the sliding minute, this one counted. Present once the key is authenticated.',
+    schema: { type: 'integer', minimum: 0 },
+  },
+  'Retry-After': {
+    description: 'Seconds to wait before retrying: always on 429 rate_limited and 503 at_capacity, on 503 registry_busy when the registry said.',
+    schema: { type: 'integer', minimum: 0 },
+  },
+} as const;
+type HeaderName = keyof typeof RESPONSE_HEADERS;
+
+/** Registers what every operation refers to: the error body, the two ways to send a key, the response headers. */
+export function registerCommonComponents(registry: OpenAPIRegistry): void {
+  registry.register('Error', errorSchema);
+  registry.registerComponent('securitySchemes', 'ApiKey', { type: 'apiKey', in: 'header', name: 'X-API-Key' });
+  registry.registerComponent('securitySchemes', 'Bearer', { type: 'http', scheme: 'bearer' });
+  for (const [name, header] of Object.entries(RESPONSE_HEADERS)) registry.registerComponent('headers', name, structuredClone(header) as never);
+}
+
+/** References to header components, for a response's `headers`. */
+export function headerRefs(...names: HeaderName[]): Record<string, { $ref: string }> {
+  return Object.fromEntries(names.map((name) => [name, { $ref: `#/components/headers/${name}` }]));
+}
+
+/** The headers of an endpoint's answer with this status (401s come before the key, so without the rate-limit pair). */
+function responseHeaders(status: number): Record<string, { $ref: string }> {
+  const names: HeaderName[] = ['X-Request-Id'];
+  if (status !== 401) names.push('X-RateLimit-Limit', 'X-RateLimit-Remaining');
+  if (status === 429 || status === 503) names.push('Retry-After');
+  return headerRefs(...names);
+}
+
 const COMMON_ERRORS: ErrorCode[] = ['invalid_params', 'invalid_request', 'request_too_large', 'missing_bearer_token', 'unknown_key', 'inactive_key', 'insufficient_credits', 'rate_limited', 'at_capacity', 'service_unavailable', 'query_failed'];
 
 const KEY_HEADER_RE = /^Bearer\s+(\S+)\s*$/i;
-const REQUEST_ID_RE = /^[\w.:-]{1,128}$/;
 
 /** The one id of a request: the client's X-Request-Id when it is a sane token, else a new one (ledger, logs, errors). */
 export function requestIdOf(given: string | undefined): string {
@@ -338,11 +386,12 @@ function registerOpenApi(registry: OpenAPIRegistry, spec: AnyEndpoint, analytic:
     const status = ERROR_STATUS[code];
     byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
   }
+  const success = spec.status ?? 200;
   const responses: RouteConfig['responses'] = {
-    [spec.status ?? 200]: { description: 'Success.', content: { 'application/json': { schema: response } } },
+    [success]: { description: 'Success.', headers: responseHeaders(success), content: { 'application/json': { schema: response } } },
   };
   for (const [status, list] of [...byStatus].sort(([a], [b]) => a - b)) {
-    responses[status] = { description: `Error: ${list.join(', ')}.`, content: { 'application/json': { schema: errorSchema } } };
+    responses[status] = { description: `Error: ${list.join(', ')}.`, headers: responseHeaders(status), content: { 'application/json': { schema: errorSchema } } };
   }
   const cost = typeof spec.credits === 'number' ? `${spec.credits} credits` : 'credits depend on the input';
   const hidden = spec.undocumentedQuery ?? [];

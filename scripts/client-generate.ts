@@ -52,7 +52,7 @@ function renderOperations(doc: Doc): string {
   const aliases = Object.keys(doc.components?.schemas ?? {}).map((name) => `export type ${name} = components['schemas']['${name}'];`);
   return (
     HEADER +
-    `import type { components } from './schema';\n\n` +
+    `import type { components } from './schema.js';\n\n` +
     `/** Every operation of the document: operationId → HTTP method and path template. */\n` +
     `export const OPERATIONS = {\n${rows.join('\n')}\n} as const;\n\n` +
     `// The document's named schemas (responses included), under their own names.\n${aliases.join('\n')}\n`

@@ -34,6 +34,8 @@ async function main() {
     const key = fs.readFileSync(demoKeyFile(), 'utf8').trim();
     console.log(`Demo API key (plan Scale): ${key}`);
     console.log(`Try: curl -H "X-API-Key: ${key}" "http://localhost:${port}/v1/stats/market?code_postal=75015"`);
+  } else {
+    console.log(`No demo key for this data folder: create a key with  npm run keys -- create --plan Scale --label "my app"  (DATA_DIR=${dataDir()})`);
   }
 }
 

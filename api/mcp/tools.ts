@@ -25,7 +25,7 @@ export const toolNameOf = (spec: AnyEndpoint): string => spec.operationId ?? ope
 /**
  * zod → JSON Schema with zod's own converter, in draft-07: the SDK's client validates structured output with Ajv's
  * default (draft-07) instance, which refuses a schema whose $schema names draft 2020-12 (zod 4's default target). The
- * OpenAPI metadata (.openapi({description, example, format})) lives in zod-to-openapi's registry, not in zod's global
+ * OpenAPI metadata (.openapi({description, example, examples, format})) lives in zod-to-openapi's registry, not in zod's global
  * one, so it is copied over here.
  */
 function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
@@ -36,10 +36,12 @@ function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
     // response ever hold one, is left open rather than failing the whole tool list.
     unrepresentable: 'any',
     override: ({ zodSchema, jsonSchema }) => {
-      const meta = zodToOpenAPIRegistry.get(zodSchema as never) as { description?: string; example?: unknown; format?: string } | undefined;
+      const meta = zodToOpenAPIRegistry.get(zodSchema as never) as { description?: string; example?: unknown; examples?: unknown[]; format?: string } | undefined;
       if (!meta) return;
       if (meta.description && !jsonSchema.description) jsonSchema.description = meta.description;
-      if (meta.example !== undefined && !jsonSchema.examples) jsonSchema.examples = [meta.example];
+      // `example` is what /docs prefills, `examples` the documented others (api/params.ts): a tool lists them all.
+      const examples = [...(meta.example !== undefined ? [meta.example] : []), ...(meta.examples ?? [])];
+      if (examples.length && !jsonSchema.examples) jsonSchema.examples = examples;
       if (meta.format && jsonSchema.type === 'string' && !jsonSchema.format) jsonSchema.format = meta.format;
     },
   }) as JsonSchema;

@@ -1,12 +1,13 @@
 // The typed foncier client: one method per operationId of /v1/openapi.json, over openapi-fetch and the types
 // openapi-typescript generated (schema.ts, operations.ts: `npm run client:generate`). Depends on nothing of the server.
-import createFetchClient, { type Client as FetchClient } from 'openapi-fetch';
-import type { components, operations, paths } from './schema';
-import { OPERATIONS } from './operations';
+import createFetchClient from 'openapi-fetch';
+import type { Client as FetchClient } from 'openapi-fetch';
+import type { components, operations, paths } from './schema.js';
+import { OPERATIONS } from './operations.js';
 
-export type * from './operations';
-export { OPERATIONS } from './operations';
-export type { components, operations, paths } from './schema';
+export type * from './operations.js';
+export { OPERATIONS } from './operations.js';
+export type { components, operations, paths } from './schema.js';
 
 export type OperationId = keyof typeof OPERATIONS & keyof operations;
 

@@ -749,7 +749,7 @@ export interface paths {
          * Update a property
          * @description **0 credits**.
          *
-         *     **0 credits.** Any metadata field; null clears an optional one. A change of latitude, longitude, surface or type_local invalidates the estimate (estimate_invalidated true; recomputed at the next GET /v1/portfolio/:id), other fields keep it.
+         *     Any metadata field; null clears an optional one. A change of latitude, longitude, surface or type_local invalidates the estimate (estimate_invalidated true; recomputed at the next GET /v1/portfolio/:id), other fields keep it.
          */
         put: operations["putPortfolioById"];
         post?: never;
@@ -757,7 +757,7 @@ export interface paths {
          * Delete a property
          * @description **0 credits**.
          *
-         *     **0 credits.** HTTP 204 without body; 404 when the property does not exist or belongs to another key.
+         *     HTTP 204 without body; 404 when the property does not exist or belongs to another key.
          */
         delete: operations["deletePortfolioById"];
         options?: never;
@@ -776,7 +776,7 @@ export interface paths {
          * List the key's alerts
          * @description **0 credits**.
          *
-         *     **0 credits; Scale and Enterprise.** Active and inactive alerts, in creation order. The signing secrets are never shown again.
+         *     **Scale and Enterprise.** Active and inactive alerts, in creation order. The signing secrets are never shown again.
          */
         get: operations["getAlerts"];
         put?: never;
@@ -784,7 +784,7 @@ export interface paths {
          * Create a webhook alert
          * @description **0 credits**.
          *
-         *     **0 credits; Scale and Enterprise.** Criteria flat or under `filters` (with `label`), equivalent; a location filter is required. `webhook_url` must be https:// and must not point at a loopback, private, link-local or multicast address. At most 20 active alerts per key (409 alert_limit_reached). The answer carries `signing_secret` (whsec_…), shown only this once: deliveries are signed with it (Standard Webhooks).
+         *     **Scale and Enterprise.** Criteria flat or under `filters` (with `label`), equivalent; a location filter is required. `webhook_url` must be https:// and must not point at a loopback, private, link-local or multicast address. At most 20 active alerts per key (409 alert_limit_reached). The answer carries `signing_secret` (whsec_…), shown only this once: deliveries are signed with it (Standard Webhooks).
          */
         post: operations["postAlerts"];
         delete?: never;
@@ -805,7 +805,7 @@ export interface paths {
          * Update an alert
          * @description **0 credits**.
          *
-         *     **0 credits; Scale and Enterprise.** Any field (flat or under `filters`); null clears a criterion, a location filter must remain. `is_active: false` deactivates (the alert is kept, not counted in the cap); `is_active: true` reactivates while the key has fewer than 20 active alerts, else 409 alert_limit_reached.
+         *     **Scale and Enterprise.** Any field (flat or under `filters`); null clears a criterion, a location filter must remain. `is_active: false` deactivates (the alert is kept, not counted in the cap); `is_active: true` reactivates while the key has fewer than 20 active alerts, else 409 alert_limit_reached.
          */
         put: operations["putAlertsById"];
         post?: never;
@@ -813,7 +813,7 @@ export interface paths {
          * Delete an alert
          * @description **0 credits**.
          *
-         *     **0 credits; Scale and Enterprise.** HTTP 204 without body; 404 when the alert does not exist or belongs to another key. Its pending deliveries are dropped.
+         *     **Scale and Enterprise.** HTTP 204 without body; 404 when the alert does not exist or belongs to another key. Its pending deliveries are dropped.
          */
         delete: operations["deleteAlertsById"];
         options?: never;
@@ -832,7 +832,7 @@ export interface paths {
          * An alert's deliveries
          * @description **0 credits**.
          *
-         *     **0 credits; Scale and Enterprise** (beyond the specification, as Stripe and Svix offer). The latest deliveries first: status (pending, succeeded, failed), attempts, the last response code and error, the next attempt.
+         *     **Scale and Enterprise** (beyond the specification, as Stripe and Svix offer). The latest deliveries first: status (pending, succeeded, failed), attempts, the last response code and error, the next attempt.
          */
         get: operations["getAlertsByIdDeliveries"];
         put?: never;
@@ -2228,6 +2228,20 @@ export interface components {
             created_at: string;
             updated_at: string;
         };
+        /**
+         * @example {
+         *       "latitude": 48.8414,
+         *       "longitude": 2.3003,
+         *       "type_local": "Appartement",
+         *       "surface": 55,
+         *       "label": "Flat, 3rd floor",
+         *       "address": "12 rue de Vaugirard",
+         *       "code_postal": "75015",
+         *       "commune": "PARIS 15",
+         *       "pieces": 3,
+         *       "purchase_price": 450000
+         *     }
+         */
         PortfolioCreate: {
             latitude: number;
             longitude: number;
@@ -2265,6 +2279,12 @@ export interface components {
             /** @description Server processing time in milliseconds. */
             query_time_ms: number;
         };
+        /**
+         * @example {
+         *       "label": "Flat, 3rd floor, renovated",
+         *       "purchase_price": 465000
+         *     }
+         */
         PortfolioUpdate: {
             latitude?: number;
             longitude?: number;
@@ -2309,6 +2329,15 @@ export interface components {
             created_at: string;
             updated_at: string;
         };
+        /**
+         * @example {
+         *       "webhook_url": "https://example.com/hooks/foncier",
+         *       "label": "Flats of Paris 15e under 500 000 €",
+         *       "code_postal": "75015",
+         *       "type_local": "Appartement",
+         *       "prix_max": 500000
+         *     }
+         */
         AlertCreate: {
             /**
              * @description HTTPS URL receiving the deliveries; never a loopback, private, link-local or multicast host.
@@ -2356,6 +2385,12 @@ export interface components {
             /** @description Server processing time in milliseconds. */
             query_time_ms: number;
         };
+        /**
+         * @example {
+         *       "prix_max": 550000,
+         *       "is_active": true
+         *     }
+         */
         AlertUpdate: {
             /**
              * @description HTTPS URL receiving the deliveries; never a loopback, private, link-local or multicast host.
@@ -2436,7 +2471,16 @@ export interface components {
     responses: never;
     parameters: never;
     requestBodies: never;
-    headers: never;
+    headers: {
+        /** @description The request id: the X-Request-Id the client sent when well-formed (1–128 of A–Z a–z 0–9 _ . : -), else one the server made. Also in error bodies, the logs and the credit ledger. */
+        "X-Request-Id": string;
+        /** @description Requests a minute allowed to this key (its plan’s limit). Present once the key is authenticated. */
+        "X-RateLimit-Limit": number;
+        /** @description Requests left to this key in the sliding minute, this one counted. Present once the key is authenticated. */
+        "X-RateLimit-Remaining": number;
+        /** @description Seconds to wait before retrying: always on 429 rate_limited and 503 at_capacity, on 503 registry_busy when the registry said. */
+        "Retry-After": number;
+    };
     pathItems: never;
 }
 export type $defs = Record<string, never>;
@@ -2448,7 +2492,7 @@ export interface operations {
                 code_postal?: string;
                 /** @description Commune name or INSEE code, case- and accent-insensitive. PARIS, LYON and MARSEILLE mean all their arrondissements; "PARIS 15", "PARIS 15E ARRONDISSEMENT" and 75115 name one arrondissement. */
                 commune?: string;
-                /** @description Département code (01–95, 2A, 2B, 971–976). */
+                /** @description Département code (01–95, 2A, 2B, 971–974, 976). */
                 code_departement?: string;
                 /** @description WGS84 latitude; requires longitude. */
                 latitude?: number;
@@ -2490,6 +2534,9 @@ export interface operations {
             /** @description Success. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2499,6 +2546,9 @@ export interface operations {
             /** @description Error: invalid_params, invalid_request, missing_location, unsupported_location. */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2508,6 +2558,7 @@ export interface operations {
             /** @description Error: missing_bearer_token, unknown_key, inactive_key. */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2517,6 +2568,9 @@ export interface operations {
             /** @description Error: insufficient_credits. */
             402: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2526,6 +2580,10 @@ export interface operations {
             /** @description Error: rate_limited. */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2535,6 +2593,9 @@ export interface operations {
             /** @description Error: request_too_large. */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2544,6 +2605,9 @@ export interface operations {
             /** @description Error: query_failed. */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2553,6 +2617,10 @@ export interface operations {
             /** @description Error: at_capacity, service_unavailable. */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2576,6 +2644,9 @@ export interface operations {
             /** @description Success. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2585,6 +2656,9 @@ export interface operations {
             /** @description Error: invalid_params, invalid_request. */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2594,6 +2668,7 @@ export interface operations {
             /** @description Error: missing_bearer_token, unknown_key, inactive_key. */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2603,6 +2678,9 @@ export interface operations {
             /** @description Error: insufficient_credits. */
             402: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2612,6 +2690,9 @@ export interface operations {
             /** @description Error: not_found. */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2621,6 +2702,10 @@ export interface operations {
             /** @description Error: rate_limited. */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2630,6 +2715,9 @@ export interface operations {
             /** @description Error: request_too_large. */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2639,6 +2727,9 @@ export interface operations {
             /** @description Error: query_failed. */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2648,6 +2739,10 @@ export interface operations {
             /** @description Error: at_capacity, service_unavailable. */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2671,6 +2766,9 @@ export interface operations {
             /** @description Success. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2680,6 +2778,9 @@ export interface operations {
             /** @description Error: invalid_params, invalid_request. */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2689,6 +2790,7 @@ export interface operations {
             /** @description Error: missing_bearer_token, unknown_key, inactive_key. */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2698,6 +2800,9 @@ export interface operations {
             /** @description Error: insufficient_credits. */
             402: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2707,6 +2812,9 @@ export interface operations {
             /** @description Error: not_found. */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2716,6 +2824,10 @@ export interface operations {
             /** @description Error: rate_limited. */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2725,6 +2837,9 @@ export interface operations {
             /** @description Error: request_too_large. */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2734,6 +2849,9 @@ export interface operations {
             /** @description Error: query_failed. */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2743,6 +2861,10 @@ export interface operations {
             /** @description Error: at_capacity, service_unavailable. */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2766,6 +2888,9 @@ export interface operations {
             /** @description Success. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2775,6 +2900,9 @@ export interface operations {
             /** @description Error: invalid_params, invalid_request. */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2784,6 +2912,7 @@ export interface operations {
             /** @description Error: missing_bearer_token, unknown_key, inactive_key. */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2793,6 +2922,9 @@ export interface operations {
             /** @description Error: insufficient_credits. */
             402: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2802,6 +2934,9 @@ export interface operations {
             /** @description Error: not_found. */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2811,6 +2946,10 @@ export interface operations {
             /** @description Error: rate_limited. */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2820,6 +2959,9 @@ export interface operations {
             /** @description Error: request_too_large. */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2829,6 +2971,9 @@ export interface operations {
             /** @description Error: query_failed. */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2838,6 +2983,10 @@ export interface operations {
             /** @description Error: at_capacity, service_unavailable. */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2853,7 +3002,7 @@ export interface operations {
                 code_postal?: string;
                 /** @description Commune name or INSEE code, case- and accent-insensitive. PARIS, LYON and MARSEILLE mean all their arrondissements; "PARIS 15", "PARIS 15E ARRONDISSEMENT" and 75115 name one arrondissement. */
                 commune?: string;
-                /** @description Département code (01–95, 2A, 2B, 971–976). */
+                /** @description Département code (01–95, 2A, 2B, 971–974, 976). */
                 code_departement?: string;
                 /** @description WGS84 latitude; requires longitude. */
                 latitude?: number;
@@ -2887,6 +3036,9 @@ export interface operations {
             /** @description Success. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2896,6 +3048,9 @@ export interface operations {
             /** @description Error: invalid_params, invalid_request, missing_location, unsupported_location. */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2905,6 +3060,7 @@ export interface operations {
             /** @description Error: missing_bearer_token, unknown_key, inactive_key. */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2914,6 +3070,9 @@ export interface operations {
             /** @description Error: insufficient_credits. */
             402: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2923,6 +3082,10 @@ export interface operations {
             /** @description Error: rate_limited. */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2932,6 +3095,9 @@ export interface operations {
             /** @description Error: request_too_large. */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2941,6 +3107,9 @@ export interface operations {
             /** @description Error: query_failed. */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2950,6 +3119,10 @@ export interface operations {
             /** @description Error: at_capacity, service_unavailable. */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2965,7 +3138,7 @@ export interface operations {
                 code_postal?: string;
                 /** @description Commune name or INSEE code, case- and accent-insensitive. PARIS, LYON and MARSEILLE mean all their arrondissements; "PARIS 15", "PARIS 15E ARRONDISSEMENT" and 75115 name one arrondissement. */
                 commune?: string;
-                /** @description Département code (01–95, 2A, 2B, 971–976). */
+                /** @description Département code (01–95, 2A, 2B, 971–974, 976). */
                 code_departement?: string;
                 /** @description WGS84 latitude; requires longitude. */
                 latitude?: number;
@@ -2997,6 +3170,9 @@ export interface operations {
             /** @description Success. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3006,6 +3182,9 @@ export interface operations {
             /** @description Error: invalid_params, invalid_request, missing_location, unsupported_location. */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3015,6 +3194,7 @@ export interface operations {
             /** @description Error: missing_bearer_token, unknown_key, inactive_key. */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3024,6 +3204,9 @@ export interface operations {
             /** @description Error: insufficient_credits. */
             402: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3033,6 +3216,10 @@ export interface operations {
             /** @description Error: rate_limited. */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3042,6 +3229,9 @@ export interface operations {
             /** @description Error: request_too_large. */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3051,6 +3241,9 @@ export interface operations {
             /** @description Error: query_failed. */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3060,6 +3253,10 @@ export interface operations {
             /** @description Error: at_capacity, service_unavailable. */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3087,6 +3284,9 @@ export interface operations {
             /** @description Success. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3096,6 +3296,9 @@ export interface operations {
             /** @description Error: invalid_params, invalid_request, missing_location. */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3105,6 +3308,7 @@ export interface operations {
             /** @description Error: missing_bearer_token, unknown_key, inactive_key. */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3114,6 +3318,9 @@ export interface operations {
             /** @description Error: insufficient_credits. */
             402: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3123,6 +3330,10 @@ export interface operations {
             /** @description Error: rate_limited. */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3132,6 +3343,9 @@ export interface operations {
             /** @description Error: request_too_large. */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3141,6 +3355,9 @@ export interface operations {
             /** @description Error: query_failed. */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3150,6 +3367,10 @@ export interface operations {
             /** @description Error: at_capacity, service_unavailable. */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3165,7 +3386,7 @@ export interface operations {
                 code_postal?: string;
                 /** @description Commune name or INSEE code, case- and accent-insensitive. PARIS, LYON and MARSEILLE mean all their arrondissements; "PARIS 15", "PARIS 15E ARRONDISSEMENT" and 75115 name one arrondissement. */
                 commune?: string;
-                /** @description Département code (01–95, 2A, 2B, 971–976). */
+                /** @description Département code (01–95, 2A, 2B, 971–974, 976). */
                 code_departement?: string;
                 /** @description 5-character INSEE code (2A/2B in Corsica); bypasses commune name resolution. */
                 code_commune?: string;
@@ -3185,6 +3406,9 @@ export interface operations {
             /** @description Success. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3194,6 +3418,9 @@ export interface operations {
             /** @description Error: invalid_params, invalid_request, missing_location, unsupported_location. */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3203,6 +3430,7 @@ export interface operations {
             /** @description Error: missing_bearer_token, unknown_key, inactive_key. */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3212,6 +3440,9 @@ export interface operations {
             /** @description Error: insufficient_credits. */
             402: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3221,6 +3452,10 @@ export interface operations {
             /** @description Error: rate_limited. */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3230,6 +3465,9 @@ export interface operations {
             /** @description Error: request_too_large. */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3239,6 +3477,9 @@ export interface operations {
             /** @description Error: query_failed. */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3248,6 +3489,10 @@ export interface operations {
             /** @description Error: at_capacity, service_unavailable. */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3275,6 +3520,9 @@ export interface operations {
             /** @description Success. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3284,6 +3532,9 @@ export interface operations {
             /** @description Error: invalid_params, invalid_request, missing_location. */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3293,6 +3544,7 @@ export interface operations {
             /** @description Error: missing_bearer_token, unknown_key, inactive_key. */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3302,6 +3554,9 @@ export interface operations {
             /** @description Error: insufficient_credits. */
             402: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3311,6 +3566,10 @@ export interface operations {
             /** @description Error: rate_limited. */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3320,6 +3579,9 @@ export interface operations {
             /** @description Error: request_too_large. */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3329,6 +3591,9 @@ export interface operations {
             /** @description Error: query_failed. */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3338,6 +3603,10 @@ export interface operations {
             /** @description Error: at_capacity, service_unavailable. */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3353,14 +3622,8 @@ export interface operations {
                 code_postal?: string;
                 /** @description Commune name or INSEE code, case- and accent-insensitive. PARIS, LYON and MARSEILLE mean all their arrondissements; "PARIS 15", "PARIS 15E ARRONDISSEMENT" and 75115 name one arrondissement. */
                 commune?: string;
-                /** @description Département code (01–95, 2A, 2B, 971–976). */
+                /** @description Département code (01–95, 2A, 2B, 971–974, 976). */
                 code_departement?: string;
-                /** @description WGS84 latitude; requires longitude. */
-                latitude?: number;
-                /** @description WGS84 longitude; requires latitude. */
-                longitude?: number;
-                /** @description Radius around latitude/longitude in metres (default 500). */
-                radius_m?: number;
                 /** @description Maison or Appartement (default: both); filters the DVF side. */
                 type_local?: "Maison" | "Appartement";
             };
@@ -3373,6 +3636,9 @@ export interface operations {
             /** @description Success. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3382,6 +3648,9 @@ export interface operations {
             /** @description Error: invalid_params, invalid_request, missing_location, unsupported_location. */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3391,6 +3660,7 @@ export interface operations {
             /** @description Error: missing_bearer_token, unknown_key, inactive_key. */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3400,6 +3670,9 @@ export interface operations {
             /** @description Error: insufficient_credits. */
             402: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3409,6 +3682,10 @@ export interface operations {
             /** @description Error: rate_limited. */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3418,6 +3695,9 @@ export interface operations {
             /** @description Error: request_too_large. */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3427,6 +3707,9 @@ export interface operations {
             /** @description Error: query_failed. */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3436,6 +3719,10 @@ export interface operations {
             /** @description Error: at_capacity, service_unavailable. */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3451,7 +3738,7 @@ export interface operations {
                 code_postal?: string;
                 /** @description Commune name or INSEE code, case- and accent-insensitive. PARIS, LYON and MARSEILLE mean all their arrondissements; "PARIS 15", "PARIS 15E ARRONDISSEMENT" and 75115 name one arrondissement. */
                 commune?: string;
-                /** @description Département code (01–95, 2A, 2B, 971–976). */
+                /** @description Département code (01–95, 2A, 2B, 971–974, 976). */
                 code_departement?: string;
                 /** @description Type of the sale’s main property (default: every type except land). */
                 type_local?: "Maison" | "Appartement" | "Terrain" | "Local commercial";
@@ -3467,6 +3754,9 @@ export interface operations {
             /** @description Success. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3476,6 +3766,9 @@ export interface operations {
             /** @description Error: invalid_params, invalid_request, missing_location, unsupported_location. */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3485,6 +3778,7 @@ export interface operations {
             /** @description Error: missing_bearer_token, unknown_key, inactive_key. */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3494,6 +3788,9 @@ export interface operations {
             /** @description Error: insufficient_credits. */
             402: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3503,6 +3800,10 @@ export interface operations {
             /** @description Error: rate_limited. */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3512,6 +3813,9 @@ export interface operations {
             /** @description Error: request_too_large. */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3521,6 +3825,9 @@ export interface operations {
             /** @description Error: query_failed. */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3530,6 +3837,10 @@ export interface operations {
             /** @description Error: at_capacity, service_unavailable. */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3545,7 +3856,7 @@ export interface operations {
                 code_postal?: string;
                 /** @description Commune name or INSEE code, case- and accent-insensitive. PARIS, LYON and MARSEILLE mean all their arrondissements; "PARIS 15", "PARIS 15E ARRONDISSEMENT" and 75115 name one arrondissement. */
                 commune?: string;
-                /** @description Département code (01–95, 2A, 2B, 971–976). */
+                /** @description Département code (01–95, 2A, 2B, 971–974, 976). */
                 code_departement?: string;
                 /** @description Type of the sale’s main property (default: every type except land). */
                 type_local?: "Maison" | "Appartement" | "Terrain" | "Local commercial";
@@ -3559,6 +3870,9 @@ export interface operations {
             /** @description Success. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3568,6 +3882,9 @@ export interface operations {
             /** @description Error: invalid_params, invalid_request, missing_location, unsupported_location. */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3577,6 +3894,7 @@ export interface operations {
             /** @description Error: missing_bearer_token, unknown_key, inactive_key. */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3586,6 +3904,9 @@ export interface operations {
             /** @description Error: insufficient_credits. */
             402: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3595,6 +3916,10 @@ export interface operations {
             /** @description Error: rate_limited. */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3604,6 +3929,9 @@ export interface operations {
             /** @description Error: request_too_large. */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3613,6 +3941,9 @@ export interface operations {
             /** @description Error: query_failed. */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3622,6 +3953,10 @@ export interface operations {
             /** @description Error: at_capacity, service_unavailable. */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3637,7 +3972,7 @@ export interface operations {
                 code_postal?: string;
                 /** @description Commune name or INSEE code, case- and accent-insensitive. PARIS, LYON and MARSEILLE mean all their arrondissements; "PARIS 15", "PARIS 15E ARRONDISSEMENT" and 75115 name one arrondissement. */
                 commune?: string;
-                /** @description Département code (01–95, 2A, 2B, 971–976). */
+                /** @description Département code (01–95, 2A, 2B, 971–974, 976). */
                 code_departement?: string;
                 /** @description WGS84 latitude; requires longitude. */
                 latitude?: number;
@@ -3657,6 +3992,9 @@ export interface operations {
             /** @description Success. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3666,6 +4004,9 @@ export interface operations {
             /** @description Error: invalid_params, invalid_request, missing_location, unsupported_location. */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3675,6 +4016,7 @@ export interface operations {
             /** @description Error: missing_bearer_token, unknown_key, inactive_key. */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3684,6 +4026,9 @@ export interface operations {
             /** @description Error: insufficient_credits. */
             402: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3693,6 +4038,10 @@ export interface operations {
             /** @description Error: rate_limited. */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3702,6 +4051,9 @@ export interface operations {
             /** @description Error: request_too_large. */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3711,6 +4063,9 @@ export interface operations {
             /** @description Error: query_failed. */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3720,6 +4075,10 @@ export interface operations {
             /** @description Error: at_capacity, service_unavailable. */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3731,7 +4090,7 @@ export interface operations {
     getHeatmap: {
         parameters: {
             query?: {
-                /** @description Département code (01–95, 2A, 2B, 971–976). */
+                /** @description Département code (01–95, 2A, 2B, 971–974, 976). */
                 code_departement?: string;
                 /** @description Commune name or INSEE code, case- and accent-insensitive. PARIS, LYON and MARSEILLE mean all their arrondissements; "PARIS 15", "PARIS 15E ARRONDISSEMENT" and 75115 name one arrondissement. */
                 commune?: string;
@@ -3755,6 +4114,9 @@ export interface operations {
             /** @description Success. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3764,6 +4126,9 @@ export interface operations {
             /** @description Error: invalid_params, invalid_request, missing_location, unsupported_location. */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3773,6 +4138,7 @@ export interface operations {
             /** @description Error: missing_bearer_token, unknown_key, inactive_key. */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3782,6 +4148,9 @@ export interface operations {
             /** @description Error: insufficient_credits. */
             402: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3791,6 +4160,10 @@ export interface operations {
             /** @description Error: rate_limited. */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3800,6 +4173,9 @@ export interface operations {
             /** @description Error: request_too_large. */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3809,6 +4185,9 @@ export interface operations {
             /** @description Error: query_failed. */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3818,6 +4197,10 @@ export interface operations {
             /** @description Error: at_capacity, service_unavailable. */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3849,6 +4232,9 @@ export interface operations {
             /** @description Success. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3858,6 +4244,9 @@ export interface operations {
             /** @description Error: invalid_params, invalid_request. */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3867,6 +4256,7 @@ export interface operations {
             /** @description Error: missing_bearer_token, unknown_key, inactive_key. */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3876,6 +4266,9 @@ export interface operations {
             /** @description Error: insufficient_credits. */
             402: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3885,6 +4278,10 @@ export interface operations {
             /** @description Error: rate_limited. */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3894,6 +4291,9 @@ export interface operations {
             /** @description Error: request_too_large. */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3903,6 +4303,9 @@ export interface operations {
             /** @description Error: query_failed. */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3912,6 +4315,10 @@ export interface operations {
             /** @description Error: at_capacity, service_unavailable. */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3957,6 +4364,9 @@ export interface operations {
             /** @description Success. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3966,6 +4376,9 @@ export interface operations {
             /** @description Error: invalid_params, invalid_request, missing_location. */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3975,6 +4388,7 @@ export interface operations {
             /** @description Error: missing_bearer_token, unknown_key, inactive_key. */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3984,6 +4398,9 @@ export interface operations {
             /** @description Error: insufficient_credits. */
             402: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3993,6 +4410,10 @@ export interface operations {
             /** @description Error: rate_limited. */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4002,6 +4423,9 @@ export interface operations {
             /** @description Error: request_too_large. */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4011,6 +4435,9 @@ export interface operations {
             /** @description Error: query_failed. */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4020,6 +4447,10 @@ export interface operations {
             /** @description Error: at_capacity, service_unavailable. */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4029,6 +4460,9 @@ export interface operations {
             /** @description Error: dense_query_timeout. */
             504: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4072,6 +4506,9 @@ export interface operations {
             /** @description Success. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4081,6 +4518,9 @@ export interface operations {
             /** @description Error: invalid_params, invalid_request, missing_location. */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4090,6 +4530,7 @@ export interface operations {
             /** @description Error: missing_bearer_token, unknown_key, inactive_key. */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4099,6 +4540,9 @@ export interface operations {
             /** @description Error: insufficient_credits. */
             402: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4108,6 +4552,10 @@ export interface operations {
             /** @description Error: rate_limited. */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4117,6 +4565,9 @@ export interface operations {
             /** @description Error: request_too_large. */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4126,6 +4577,9 @@ export interface operations {
             /** @description Error: query_failed. */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4135,6 +4589,10 @@ export interface operations {
             /** @description Error: at_capacity, service_unavailable. */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4144,6 +4602,9 @@ export interface operations {
             /** @description Error: dense_query_timeout. */
             504: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4171,6 +4632,9 @@ export interface operations {
             /** @description Success. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4180,6 +4644,9 @@ export interface operations {
             /** @description Error: invalid_params, invalid_request, missing_location. */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4189,6 +4656,7 @@ export interface operations {
             /** @description Error: missing_bearer_token, unknown_key, inactive_key. */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4198,6 +4666,9 @@ export interface operations {
             /** @description Error: insufficient_credits. */
             402: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4207,6 +4678,10 @@ export interface operations {
             /** @description Error: rate_limited. */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4216,6 +4691,9 @@ export interface operations {
             /** @description Error: request_too_large. */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4225,6 +4703,9 @@ export interface operations {
             /** @description Error: query_failed. */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4234,6 +4715,10 @@ export interface operations {
             /** @description Error: at_capacity, service_unavailable. */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4249,14 +4734,8 @@ export interface operations {
                 code_postal?: string;
                 /** @description Commune name or INSEE code, case- and accent-insensitive. PARIS, LYON and MARSEILLE mean all their arrondissements; "PARIS 15", "PARIS 15E ARRONDISSEMENT" and 75115 name one arrondissement. */
                 commune?: string;
-                /** @description Département code (01–95, 2A, 2B, 971–976). */
+                /** @description Département code (01–95, 2A, 2B, 971–974, 976). */
                 code_departement?: string;
-                /** @description WGS84 latitude; requires longitude. */
-                latitude?: number;
-                /** @description WGS84 longitude; requires latitude. */
-                longitude?: number;
-                /** @description Radius around latitude/longitude in metres (default 500). */
-                radius_m?: number;
                 /** @description Kind of diagnosed building (default: all). */
                 type_batiment?: "maison" | "appartement" | "immeuble";
                 /** @description Only diagnostics established on or after this day. */
@@ -4271,6 +4750,9 @@ export interface operations {
             /** @description Success. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4280,6 +4762,9 @@ export interface operations {
             /** @description Error: invalid_params, invalid_request, missing_location, unsupported_location. */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4289,6 +4774,7 @@ export interface operations {
             /** @description Error: missing_bearer_token, unknown_key, inactive_key. */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4298,6 +4784,9 @@ export interface operations {
             /** @description Error: insufficient_credits. */
             402: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4307,6 +4796,10 @@ export interface operations {
             /** @description Error: rate_limited. */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4316,6 +4809,9 @@ export interface operations {
             /** @description Error: request_too_large. */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4325,6 +4821,9 @@ export interface operations {
             /** @description Error: query_failed. */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4334,6 +4833,10 @@ export interface operations {
             /** @description Error: at_capacity, service_unavailable. */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4349,14 +4852,8 @@ export interface operations {
                 code_postal?: string;
                 /** @description Commune name or INSEE code, case- and accent-insensitive. PARIS, LYON and MARSEILLE mean all their arrondissements; "PARIS 15", "PARIS 15E ARRONDISSEMENT" and 75115 name one arrondissement. */
                 commune?: string;
-                /** @description Département code (01–95, 2A, 2B, 971–976). */
+                /** @description Département code (01–95, 2A, 2B, 971–974, 976). */
                 code_departement?: string;
-                /** @description WGS84 latitude; requires longitude. */
-                latitude?: number;
-                /** @description WGS84 longitude; requires latitude. */
-                longitude?: number;
-                /** @description Radius around latitude/longitude in metres (default 500). */
-                radius_m?: number;
                 /** @description Maison or Appartement (default: both); filters the DVF side. */
                 type_local?: "Maison" | "Appartement";
                 /** @description Only sales of this year or later. */
@@ -4371,6 +4868,9 @@ export interface operations {
             /** @description Success. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4380,6 +4880,9 @@ export interface operations {
             /** @description Error: invalid_params, invalid_request, missing_location, unsupported_location. */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4389,6 +4892,7 @@ export interface operations {
             /** @description Error: missing_bearer_token, unknown_key, inactive_key. */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4398,6 +4902,9 @@ export interface operations {
             /** @description Error: insufficient_credits. */
             402: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4407,6 +4914,10 @@ export interface operations {
             /** @description Error: rate_limited. */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4416,6 +4927,9 @@ export interface operations {
             /** @description Error: request_too_large. */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4425,6 +4939,9 @@ export interface operations {
             /** @description Error: query_failed. */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4434,6 +4951,10 @@ export interface operations {
             /** @description Error: at_capacity, service_unavailable. */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4449,14 +4970,8 @@ export interface operations {
                 code_postal?: string;
                 /** @description Commune name or INSEE code, case- and accent-insensitive. PARIS, LYON and MARSEILLE mean all their arrondissements; "PARIS 15", "PARIS 15E ARRONDISSEMENT" and 75115 name one arrondissement. */
                 commune?: string;
-                /** @description Département code (01–95, 2A, 2B, 971–976). */
+                /** @description Département code (01–95, 2A, 2B, 971–974, 976). */
                 code_departement?: string;
-                /** @description WGS84 latitude; requires longitude. */
-                latitude?: number;
-                /** @description WGS84 longitude; requires latitude. */
-                longitude?: number;
-                /** @description Radius around latitude/longitude in metres (default 500). */
-                radius_m?: number;
                 /** @description Maison or Appartement (default: both); filters the DVF side. */
                 type_local?: "Maison" | "Appartement";
             };
@@ -4469,6 +4984,9 @@ export interface operations {
             /** @description Success. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4478,6 +4996,9 @@ export interface operations {
             /** @description Error: invalid_params, invalid_request, missing_location, unsupported_location. */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4487,6 +5008,7 @@ export interface operations {
             /** @description Error: missing_bearer_token, unknown_key, inactive_key. */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4496,6 +5018,9 @@ export interface operations {
             /** @description Error: insufficient_credits. */
             402: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4505,6 +5030,10 @@ export interface operations {
             /** @description Error: rate_limited. */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4514,6 +5043,9 @@ export interface operations {
             /** @description Error: request_too_large. */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4523,6 +5055,9 @@ export interface operations {
             /** @description Error: query_failed. */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4532,6 +5067,10 @@ export interface operations {
             /** @description Error: at_capacity, service_unavailable. */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4547,14 +5086,8 @@ export interface operations {
                 code_postal?: string;
                 /** @description Commune name or INSEE code, case- and accent-insensitive. PARIS, LYON and MARSEILLE mean all their arrondissements; "PARIS 15", "PARIS 15E ARRONDISSEMENT" and 75115 name one arrondissement. */
                 commune?: string;
-                /** @description Département code (01–95, 2A, 2B, 971–976). */
+                /** @description Département code (01–95, 2A, 2B, 971–974, 976). */
                 code_departement?: string;
-                /** @description WGS84 latitude; requires longitude. */
-                latitude?: number;
-                /** @description WGS84 longitude; requires latitude. */
-                longitude?: number;
-                /** @description Radius around latitude/longitude in metres (default 500). */
-                radius_m?: number;
                 /** @description Maison or Appartement (default: both); filters the DVF side. */
                 type_local?: "Maison" | "Appartement";
             };
@@ -4567,6 +5100,9 @@ export interface operations {
             /** @description Success. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4576,6 +5112,9 @@ export interface operations {
             /** @description Error: invalid_params, invalid_request, missing_location, unsupported_location. */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4585,6 +5124,7 @@ export interface operations {
             /** @description Error: missing_bearer_token, unknown_key, inactive_key. */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4594,6 +5134,9 @@ export interface operations {
             /** @description Error: insufficient_credits. */
             402: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4603,6 +5146,10 @@ export interface operations {
             /** @description Error: rate_limited. */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4612,6 +5159,9 @@ export interface operations {
             /** @description Error: request_too_large. */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4621,6 +5171,9 @@ export interface operations {
             /** @description Error: query_failed. */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4630,6 +5183,10 @@ export interface operations {
             /** @description Error: at_capacity, service_unavailable. */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4645,14 +5202,8 @@ export interface operations {
                 code_postal?: string;
                 /** @description Commune name or INSEE code, case- and accent-insensitive. PARIS, LYON and MARSEILLE mean all their arrondissements; "PARIS 15", "PARIS 15E ARRONDISSEMENT" and 75115 name one arrondissement. */
                 commune?: string;
-                /** @description Département code (01–95, 2A, 2B, 971–976). */
+                /** @description Département code (01–95, 2A, 2B, 971–974, 976). */
                 code_departement?: string;
-                /** @description WGS84 latitude; requires longitude. */
-                latitude?: number;
-                /** @description WGS84 longitude; requires latitude. */
-                longitude?: number;
-                /** @description Radius around latitude/longitude in metres (default 500). */
-                radius_m?: number;
             };
             header?: never;
             path?: never;
@@ -4663,6 +5214,9 @@ export interface operations {
             /** @description Success. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4672,6 +5226,9 @@ export interface operations {
             /** @description Error: invalid_params, invalid_request, missing_location, unsupported_location. */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4681,6 +5238,7 @@ export interface operations {
             /** @description Error: missing_bearer_token, unknown_key, inactive_key. */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4690,6 +5248,9 @@ export interface operations {
             /** @description Error: insufficient_credits. */
             402: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4699,6 +5260,10 @@ export interface operations {
             /** @description Error: rate_limited. */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4708,6 +5273,9 @@ export interface operations {
             /** @description Error: request_too_large. */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4717,6 +5285,9 @@ export interface operations {
             /** @description Error: query_failed. */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4726,6 +5297,10 @@ export interface operations {
             /** @description Error: at_capacity, service_unavailable. */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4759,6 +5334,9 @@ export interface operations {
             /** @description Success. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4768,6 +5346,9 @@ export interface operations {
             /** @description Error: invalid_params, invalid_request, missing_location. */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4777,6 +5358,7 @@ export interface operations {
             /** @description Error: missing_bearer_token, unknown_key, inactive_key. */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4786,6 +5368,9 @@ export interface operations {
             /** @description Error: insufficient_credits. */
             402: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4795,6 +5380,10 @@ export interface operations {
             /** @description Error: rate_limited. */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4804,6 +5393,9 @@ export interface operations {
             /** @description Error: request_too_large. */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4813,6 +5405,9 @@ export interface operations {
             /** @description Error: query_failed. */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4822,6 +5417,10 @@ export interface operations {
             /** @description Error: at_capacity, service_unavailable. */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4835,7 +5434,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The legal unit’s 9-digit SIREN. */
+                /** @description The legal unit’s 9-digit SIREN (its last digit a Luhn check digit). */
                 siren: string;
             };
             cookie?: never;
@@ -4845,6 +5444,9 @@ export interface operations {
             /** @description Success. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4854,6 +5456,9 @@ export interface operations {
             /** @description Error: invalid_params, invalid_request. */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4863,6 +5468,7 @@ export interface operations {
             /** @description Error: missing_bearer_token, unknown_key, inactive_key. */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4872,6 +5478,9 @@ export interface operations {
             /** @description Error: insufficient_credits. */
             402: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4881,6 +5490,9 @@ export interface operations {
             /** @description Error: not_found. */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4890,6 +5502,10 @@ export interface operations {
             /** @description Error: rate_limited. */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4899,6 +5515,9 @@ export interface operations {
             /** @description Error: request_too_large. */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4908,6 +5527,9 @@ export interface operations {
             /** @description Error: query_failed. */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4917,6 +5539,9 @@ export interface operations {
             /** @description Error: registry_error. */
             502: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4926,6 +5551,10 @@ export interface operations {
             /** @description Error: at_capacity, service_unavailable, registry_unavailable, registry_busy. */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4935,6 +5564,9 @@ export interface operations {
             /** @description Error: registry_timeout. */
             504: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4950,14 +5582,8 @@ export interface operations {
                 code_postal?: string;
                 /** @description Commune name or INSEE code, case- and accent-insensitive. PARIS, LYON and MARSEILLE mean all their arrondissements; "PARIS 15", "PARIS 15E ARRONDISSEMENT" and 75115 name one arrondissement. */
                 commune?: string;
-                /** @description Département code (01–95, 2A, 2B, 971–976). */
+                /** @description Département code (01–95, 2A, 2B, 971–974, 976). */
                 code_departement?: string;
-                /** @description WGS84 latitude; requires longitude. */
-                latitude?: number;
-                /** @description WGS84 longitude; requires latitude. */
-                longitude?: number;
-                /** @description Radius around latitude/longitude in metres (default 500). */
-                radius_m?: number;
                 /** @description Maison or Appartement (default: both). */
                 type_local?: "Maison" | "Appartement";
             };
@@ -4970,6 +5596,9 @@ export interface operations {
             /** @description Success. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4979,6 +5608,9 @@ export interface operations {
             /** @description Error: invalid_params, invalid_request, missing_location, unsupported_location. */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4988,6 +5620,7 @@ export interface operations {
             /** @description Error: missing_bearer_token, unknown_key, inactive_key. */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4997,6 +5630,9 @@ export interface operations {
             /** @description Error: insufficient_credits. */
             402: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5006,6 +5642,10 @@ export interface operations {
             /** @description Error: rate_limited. */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5015,6 +5655,9 @@ export interface operations {
             /** @description Error: request_too_large. */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5024,6 +5667,9 @@ export interface operations {
             /** @description Error: query_failed. */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5033,6 +5679,10 @@ export interface operations {
             /** @description Error: at_capacity, service_unavailable. */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5048,14 +5698,8 @@ export interface operations {
                 code_postal?: string;
                 /** @description Commune name or INSEE code, case- and accent-insensitive. PARIS, LYON and MARSEILLE mean all their arrondissements; "PARIS 15", "PARIS 15E ARRONDISSEMENT" and 75115 name one arrondissement. */
                 commune?: string;
-                /** @description Département code (01–95, 2A, 2B, 971–976). */
+                /** @description Département code (01–95, 2A, 2B, 971–974, 976). */
                 code_departement?: string;
-                /** @description WGS84 latitude; requires longitude. */
-                latitude?: number;
-                /** @description WGS84 longitude; requires latitude. */
-                longitude?: number;
-                /** @description Radius around latitude/longitude in metres (default 500). */
-                radius_m?: number;
                 /** @description Maison or Appartement (default: both). */
                 type_local?: "Maison" | "Appartement";
             };
@@ -5068,6 +5712,9 @@ export interface operations {
             /** @description Success. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5077,6 +5724,9 @@ export interface operations {
             /** @description Error: invalid_params, invalid_request, missing_location, unsupported_location. */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5086,6 +5736,7 @@ export interface operations {
             /** @description Error: missing_bearer_token, unknown_key, inactive_key. */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5095,6 +5746,9 @@ export interface operations {
             /** @description Error: insufficient_credits. */
             402: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5104,6 +5758,10 @@ export interface operations {
             /** @description Error: rate_limited. */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5113,6 +5771,9 @@ export interface operations {
             /** @description Error: request_too_large. */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5122,6 +5783,9 @@ export interface operations {
             /** @description Error: query_failed. */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5131,6 +5795,10 @@ export interface operations {
             /** @description Error: at_capacity, service_unavailable. */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5148,7 +5816,7 @@ export interface operations {
                 code_postal?: string;
                 /** @description Commune name or INSEE code, case- and accent-insensitive. PARIS, LYON and MARSEILLE mean all their arrondissements; "PARIS 15", "PARIS 15E ARRONDISSEMENT" and 75115 name one arrondissement. */
                 commune?: string;
-                /** @description Département code (01–95, 2A, 2B, 971–976). */
+                /** @description Département code (01–95, 2A, 2B, 971–974, 976). */
                 code_departement?: string;
             };
             header?: never;
@@ -5160,6 +5828,9 @@ export interface operations {
             /** @description Success. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5169,6 +5840,9 @@ export interface operations {
             /** @description Error: invalid_params, invalid_request, missing_location. */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5178,6 +5852,7 @@ export interface operations {
             /** @description Error: missing_bearer_token, unknown_key, inactive_key. */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5187,6 +5862,9 @@ export interface operations {
             /** @description Error: insufficient_credits. */
             402: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5196,6 +5874,10 @@ export interface operations {
             /** @description Error: rate_limited. */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5205,6 +5887,9 @@ export interface operations {
             /** @description Error: request_too_large. */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5214,6 +5899,9 @@ export interface operations {
             /** @description Error: query_failed. */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5223,6 +5911,10 @@ export interface operations {
             /** @description Error: at_capacity, service_unavailable. */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5243,6 +5935,9 @@ export interface operations {
             /** @description Success. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5252,6 +5947,9 @@ export interface operations {
             /** @description Error: invalid_params, invalid_request. */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5261,6 +5959,7 @@ export interface operations {
             /** @description Error: missing_bearer_token, unknown_key, inactive_key. */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5270,6 +5969,9 @@ export interface operations {
             /** @description Error: insufficient_credits. */
             402: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5279,6 +5981,10 @@ export interface operations {
             /** @description Error: rate_limited. */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5288,6 +5994,9 @@ export interface operations {
             /** @description Error: request_too_large. */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5297,6 +6006,9 @@ export interface operations {
             /** @description Error: query_failed. */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5306,6 +6018,10 @@ export interface operations {
             /** @description Error: at_capacity, service_unavailable. */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5326,6 +6042,9 @@ export interface operations {
             /** @description Success. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5335,6 +6054,9 @@ export interface operations {
             /** @description Error: invalid_params, invalid_request. */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5344,6 +6066,7 @@ export interface operations {
             /** @description Error: missing_bearer_token, unknown_key, inactive_key. */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5353,6 +6076,9 @@ export interface operations {
             /** @description Error: insufficient_credits. */
             402: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5362,6 +6088,10 @@ export interface operations {
             /** @description Error: rate_limited. */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5371,6 +6101,9 @@ export interface operations {
             /** @description Error: request_too_large. */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5380,6 +6113,9 @@ export interface operations {
             /** @description Error: query_failed. */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5389,6 +6125,10 @@ export interface operations {
             /** @description Error: at_capacity, service_unavailable. */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5412,6 +6152,9 @@ export interface operations {
             /** @description Success. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5421,6 +6164,9 @@ export interface operations {
             /** @description Error: invalid_params, invalid_request. */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5430,6 +6176,7 @@ export interface operations {
             /** @description Error: missing_bearer_token, unknown_key, inactive_key. */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5439,6 +6186,9 @@ export interface operations {
             /** @description Error: insufficient_credits. */
             402: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5448,6 +6198,10 @@ export interface operations {
             /** @description Error: rate_limited. */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5457,6 +6211,9 @@ export interface operations {
             /** @description Error: request_too_large. */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5466,6 +6223,9 @@ export interface operations {
             /** @description Error: query_failed. */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5475,6 +6235,10 @@ export interface operations {
             /** @description Error: at_capacity, service_unavailable. */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5498,6 +6262,9 @@ export interface operations {
             /** @description Success. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5507,6 +6274,9 @@ export interface operations {
             /** @description Error: invalid_params, invalid_request. */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5516,6 +6286,7 @@ export interface operations {
             /** @description Error: missing_bearer_token, unknown_key, inactive_key. */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5525,6 +6296,9 @@ export interface operations {
             /** @description Error: insufficient_credits. */
             402: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5534,6 +6308,10 @@ export interface operations {
             /** @description Error: rate_limited. */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5543,6 +6321,9 @@ export interface operations {
             /** @description Error: request_too_large. */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5552,6 +6333,9 @@ export interface operations {
             /** @description Error: query_failed. */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5561,6 +6345,10 @@ export interface operations {
             /** @description Error: at_capacity, service_unavailable. */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5586,6 +6374,9 @@ export interface operations {
             /** @description Success. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5595,6 +6386,9 @@ export interface operations {
             /** @description Error: invalid_params, invalid_request. */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5604,6 +6398,7 @@ export interface operations {
             /** @description Error: missing_bearer_token, unknown_key, inactive_key. */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5613,6 +6408,9 @@ export interface operations {
             /** @description Error: insufficient_credits. */
             402: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5622,6 +6420,10 @@ export interface operations {
             /** @description Error: rate_limited. */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5631,6 +6433,9 @@ export interface operations {
             /** @description Error: request_too_large. */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5640,6 +6445,9 @@ export interface operations {
             /** @description Error: query_failed. */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5649,6 +6457,10 @@ export interface operations {
             /** @description Error: at_capacity, service_unavailable. */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5673,6 +6485,9 @@ export interface operations {
             /** @description Success. */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5682,6 +6497,9 @@ export interface operations {
             /** @description Error: invalid_params, invalid_request. */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5691,6 +6509,7 @@ export interface operations {
             /** @description Error: missing_bearer_token, unknown_key, inactive_key. */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5700,6 +6519,9 @@ export interface operations {
             /** @description Error: insufficient_credits. */
             402: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5709,6 +6531,10 @@ export interface operations {
             /** @description Error: rate_limited. */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5718,6 +6544,9 @@ export interface operations {
             /** @description Error: request_too_large. */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5727,6 +6556,9 @@ export interface operations {
             /** @description Error: query_failed. */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5736,6 +6568,10 @@ export interface operations {
             /** @description Error: at_capacity, service_unavailable. */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5745,6 +6581,9 @@ export interface operations {
             /** @description Error: dense_query_timeout. */
             504: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5768,6 +6607,9 @@ export interface operations {
             /** @description Success. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5777,6 +6619,9 @@ export interface operations {
             /** @description Error: invalid_params, invalid_request. */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5786,6 +6631,7 @@ export interface operations {
             /** @description Error: missing_bearer_token, unknown_key, inactive_key. */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5795,6 +6641,9 @@ export interface operations {
             /** @description Error: insufficient_credits. */
             402: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5804,6 +6653,9 @@ export interface operations {
             /** @description Error: not_found. */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5813,6 +6665,10 @@ export interface operations {
             /** @description Error: rate_limited. */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5822,6 +6678,9 @@ export interface operations {
             /** @description Error: request_too_large. */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5831,6 +6690,9 @@ export interface operations {
             /** @description Error: query_failed. */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5840,6 +6702,10 @@ export interface operations {
             /** @description Error: at_capacity, service_unavailable. */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5849,6 +6715,9 @@ export interface operations {
             /** @description Error: dense_query_timeout. */
             504: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5876,6 +6745,9 @@ export interface operations {
             /** @description Success. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5885,6 +6757,9 @@ export interface operations {
             /** @description Error: invalid_params, invalid_request. */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5894,6 +6769,7 @@ export interface operations {
             /** @description Error: missing_bearer_token, unknown_key, inactive_key. */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5903,6 +6779,9 @@ export interface operations {
             /** @description Error: insufficient_credits. */
             402: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5912,6 +6791,9 @@ export interface operations {
             /** @description Error: not_found. */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5921,6 +6803,10 @@ export interface operations {
             /** @description Error: rate_limited. */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5930,6 +6816,9 @@ export interface operations {
             /** @description Error: request_too_large. */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5939,6 +6828,9 @@ export interface operations {
             /** @description Error: query_failed. */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5948,6 +6840,10 @@ export interface operations {
             /** @description Error: at_capacity, service_unavailable. */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5971,6 +6867,9 @@ export interface operations {
             /** @description Success. */
             204: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5980,6 +6879,9 @@ export interface operations {
             /** @description Error: invalid_params, invalid_request. */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5989,6 +6891,7 @@ export interface operations {
             /** @description Error: missing_bearer_token, unknown_key, inactive_key. */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5998,6 +6901,9 @@ export interface operations {
             /** @description Error: insufficient_credits. */
             402: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6007,6 +6913,9 @@ export interface operations {
             /** @description Error: not_found. */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6016,6 +6925,10 @@ export interface operations {
             /** @description Error: rate_limited. */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6025,6 +6938,9 @@ export interface operations {
             /** @description Error: request_too_large. */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6034,6 +6950,9 @@ export interface operations {
             /** @description Error: query_failed. */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6043,6 +6962,10 @@ export interface operations {
             /** @description Error: at_capacity, service_unavailable. */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6068,6 +6991,9 @@ export interface operations {
             /** @description Success. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6077,6 +7003,9 @@ export interface operations {
             /** @description Error: invalid_params, invalid_request. */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6086,6 +7015,7 @@ export interface operations {
             /** @description Error: missing_bearer_token, unknown_key, inactive_key. */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6095,6 +7025,9 @@ export interface operations {
             /** @description Error: insufficient_credits. */
             402: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6104,6 +7037,9 @@ export interface operations {
             /** @description Error: plan_required. */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6113,6 +7049,10 @@ export interface operations {
             /** @description Error: rate_limited. */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6122,6 +7062,9 @@ export interface operations {
             /** @description Error: request_too_large. */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6131,6 +7074,9 @@ export interface operations {
             /** @description Error: query_failed. */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6140,6 +7086,10 @@ export interface operations {
             /** @description Error: at_capacity, service_unavailable. */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6164,6 +7114,9 @@ export interface operations {
             /** @description Success. */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6173,6 +7126,9 @@ export interface operations {
             /** @description Error: invalid_params, invalid_request, missing_location. */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6182,6 +7138,7 @@ export interface operations {
             /** @description Error: missing_bearer_token, unknown_key, inactive_key. */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6191,6 +7148,9 @@ export interface operations {
             /** @description Error: insufficient_credits. */
             402: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6200,6 +7160,9 @@ export interface operations {
             /** @description Error: plan_required. */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6209,6 +7172,9 @@ export interface operations {
             /** @description Error: alert_limit_reached. */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6218,6 +7184,10 @@ export interface operations {
             /** @description Error: rate_limited. */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6227,6 +7197,9 @@ export interface operations {
             /** @description Error: request_too_large. */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6236,6 +7209,9 @@ export interface operations {
             /** @description Error: query_failed. */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6245,6 +7221,10 @@ export interface operations {
             /** @description Error: at_capacity, service_unavailable. */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6272,6 +7252,9 @@ export interface operations {
             /** @description Success. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6281,6 +7264,9 @@ export interface operations {
             /** @description Error: invalid_params, invalid_request, missing_location. */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6290,6 +7276,7 @@ export interface operations {
             /** @description Error: missing_bearer_token, unknown_key, inactive_key. */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6299,6 +7286,9 @@ export interface operations {
             /** @description Error: insufficient_credits. */
             402: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6308,6 +7298,9 @@ export interface operations {
             /** @description Error: plan_required. */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6317,6 +7310,9 @@ export interface operations {
             /** @description Error: not_found. */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6326,6 +7322,9 @@ export interface operations {
             /** @description Error: alert_limit_reached. */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6335,6 +7334,10 @@ export interface operations {
             /** @description Error: rate_limited. */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6344,6 +7347,9 @@ export interface operations {
             /** @description Error: request_too_large. */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6353,6 +7359,9 @@ export interface operations {
             /** @description Error: query_failed. */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6362,6 +7371,10 @@ export interface operations {
             /** @description Error: at_capacity, service_unavailable. */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6385,6 +7398,9 @@ export interface operations {
             /** @description Success. */
             204: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6394,6 +7410,9 @@ export interface operations {
             /** @description Error: invalid_params, invalid_request. */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6403,6 +7422,7 @@ export interface operations {
             /** @description Error: missing_bearer_token, unknown_key, inactive_key. */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6412,6 +7432,9 @@ export interface operations {
             /** @description Error: insufficient_credits. */
             402: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6421,6 +7444,9 @@ export interface operations {
             /** @description Error: plan_required. */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6430,6 +7456,9 @@ export interface operations {
             /** @description Error: not_found. */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6439,6 +7468,10 @@ export interface operations {
             /** @description Error: rate_limited. */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6448,6 +7481,9 @@ export interface operations {
             /** @description Error: request_too_large. */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6457,6 +7493,9 @@ export interface operations {
             /** @description Error: query_failed. */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6466,6 +7505,10 @@ export interface operations {
             /** @description Error: at_capacity, service_unavailable. */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6494,6 +7537,9 @@ export interface operations {
             /** @description Success. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6503,6 +7549,9 @@ export interface operations {
             /** @description Error: invalid_params, invalid_request. */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6512,6 +7561,7 @@ export interface operations {
             /** @description Error: missing_bearer_token, unknown_key, inactive_key. */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6521,6 +7571,9 @@ export interface operations {
             /** @description Error: insufficient_credits. */
             402: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6530,6 +7583,9 @@ export interface operations {
             /** @description Error: plan_required. */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6539,6 +7595,9 @@ export interface operations {
             /** @description Error: not_found. */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6548,6 +7607,10 @@ export interface operations {
             /** @description Error: rate_limited. */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6557,6 +7620,9 @@ export interface operations {
             /** @description Error: request_too_large. */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6566,6 +7632,9 @@ export interface operations {
             /** @description Error: query_failed. */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6575,6 +7644,10 @@ export interface operations {
             /** @description Error: at_capacity, service_unavailable. */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6595,6 +7668,7 @@ export interface operations {
             /** @description A serving database is loaded. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6604,6 +7678,7 @@ export interface operations {
             /** @description No serving database yet. */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6624,6 +7699,7 @@ export interface operations {
             /** @description The OpenAPI document. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {

@@ -2,7 +2,7 @@
 // success, the API's errors as FoncierError, next_cursor pages, retries on 429 (Retry-After) and 503 at_capacity,
 // and the key set once reaching every request.
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
-import { createClient, FoncierError, type FoncierClient, type GetStatsMarketResponse, type Transaction } from '../../clients/typescript';
+import { createClient, FoncierError, type FoncierClient, type GetStatsMarketResponse, type Transaction } from '../../clients/typescript/index.js';
 import { balanceOf, startTestApi, type TestApi } from '../helpers/api';
 import { testData } from '../helpers/data';
 

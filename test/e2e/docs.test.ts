@@ -1,6 +1,7 @@
 // End to end: the real server (`scripts/start.ts`, demo data built on first start) serves /docs (Swagger UI from
 // swagger-ui-dist), which headless Chromium renders from /v1/openapi.json without any request leaving the machine;
-// "Try it out" calls the API with the key entered in the Authorize dialog.
+// "Try it out" calls the API with the key entered in the Authorize dialog, and the values it prefills answer 2xx on the
+// first operation of every tag.
 // E2E_BASE_URL points the test at a server already running instead (its keys from E2E_API_KEY or DATA_DIR).
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
@@ -89,7 +90,8 @@ beforeAll(async () => {
     // Own process group (detached), so afterAll can stop npx, tsx and node together.
     server = spawn('npx', ['tsx', 'scripts/start.ts'], {
       cwd: repoRoot,
-      env: { ...process.env, DATA_DIR: dataDir, PORT: String(port) },
+      // The prefilled alert's webhook host is allow-listed, so that creating it asks no DNS server about example.com.
+      env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), WEBHOOK_ALLOWED_HOSTS: 'example.com' },
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -200,4 +202,40 @@ describe('/docs', () => {
     expect(outside).toEqual([]);
     await context.close();
   });
+
+  // Twelve operations opened, executed and closed: about 10 s each on a busy 2-core machine.
+  it('"Try it out" with the prefilled values answers 2xx on the first operation of every tag', async () => {
+    const spec = (await (await fetch(`${base}/v1/openapi.json`)).json()) as { tags: { name: string; description: string }[] };
+    const key = await apiKey();
+    const { context, page, problems, outside } = await watchedPage();
+    await page.goto(`${base}/docs`);
+    await page.waitForSelector('#swagger-ui .opblock');
+    await authorize(page, key);
+
+    // The tags show in the document's order, each with its description.
+    const tags = spec.tags.map((t) => t.name);
+    const headings = await page.$$eval('#swagger-ui h3.opblock-tag', (els) => els.map((el) => [el.getAttribute('data-tag'), el.textContent ?? '']));
+    expect(headings.map(([tag]) => tag)).toEqual(tags);
+    headings.forEach(([, text], i) => expect(text).toContain(spec.tags[i].description));
+    const answers: string[] = [];
+    for (const tag of tags) {
+      const op = page.locator('.opblock-tag-section').filter({ has: page.locator(`h3.opblock-tag[data-tag="${tag}"]`) }).locator('.opblock').first();
+      const name = `${await op.locator('.opblock-summary-method').textContent()} ${await op.locator('.opblock-summary-path').getAttribute('data-path')}`;
+      await tryItOut(op);
+      await op.locator('button.execute').click();
+      const live = op.locator('.live-responses-table');
+      await live.waitFor();
+      const status = ((await live.locator('tr.response .response-col_status').textContent()) ?? '').trim();
+      const body = ((await live.locator('.highlight-code pre').first().textContent()) ?? '').slice(0, 300);
+      answers.push(`${tag}: ${name} → ${/^2\d\d\b/.test(status) ? '2xx' : `${status} ${body}`}`);
+      // Closed again: every open operation, its answer highlighted, slows down each redraw of the page.
+      await op.locator('.opblock-summary-control').click();
+      await op.locator('.opblock-body').waitFor({ state: 'detached' });
+    }
+    expect(answers).toEqual(answers.map((a) => a.replace(/ → .*$/s, ' → 2xx')));
+
+    expect(problems).toEqual([]);
+    expect(outside).toEqual([]);
+    await context.close();
+  }, 600_000);
 });

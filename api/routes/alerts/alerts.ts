@@ -33,11 +33,17 @@ const idParams = z.object({
     .openapi({ description: 'Alert id (alert_…).' }),
 });
 
-const createBody = z.object(alertBodyShape).strict().openapi('AlertCreate');
+// The bodies /docs prefills: one form of the criteria (flat), since the flat fields and `filters` together are refused.
+const createBody = z
+  .object(alertBodyShape)
+  .strict()
+  .openapi('AlertCreate', {
+    example: { webhook_url: 'https://example.com/hooks/foncier', label: 'Flats of Paris 15e under 500 000 €', code_postal: '75015', type_local: 'Appartement', prix_max: 500_000 },
+  });
 const updateBody = z
   .object({ ...alertBodyShape, webhook_url: alertBodyShape.webhook_url.optional(), is_active: z.boolean({ error: 'must be true or false' }).optional() })
   .strict()
-  .openapi('AlertUpdate');
+  .openapi('AlertUpdate', { example: { prix_max: 550_000, is_active: true } });
 
 interface ById {
   id: string;
@@ -63,7 +69,7 @@ export const alertsCreate = defineEndpoint({
   tag: TAG,
   summary: 'Create a webhook alert',
   description:
-    '**0 credits; Scale and Enterprise.** Criteria flat or under `filters` (with `label`), equivalent; a location filter is ' +
+    '**Scale and Enterprise.** Criteria flat or under `filters` (with `label`), equivalent; a location filter is ' +
     'required. `webhook_url` must be https:// and must not point at a loopback, private, link-local or multicast address. ' +
     'At most 20 active alerts per key (409 alert_limit_reached). The answer carries `signing_secret` (whsec_…), shown only ' +
     'this once: deliveries are signed with it (Standard Webhooks).',
@@ -92,7 +98,7 @@ export const alertsList = defineEndpoint({
   path: '/v1/alerts',
   tag: TAG,
   summary: "List the key's alerts",
-  description: '**0 credits; Scale and Enterprise.** Active and inactive alerts, in creation order. The signing secrets are never shown again.',
+  description: '**Scale and Enterprise.** Active and inactive alerts, in creation order. The signing secrets are never shown again.',
   query: pagingQuery(50, 50),
   response: z.object({ alerts: z.array(alertSchema), ...pageFields }),
   ...COMMON,
@@ -113,7 +119,7 @@ export const alertsUpdate = defineEndpoint({
   tag: TAG,
   summary: 'Update an alert',
   description:
-    '**0 credits; Scale and Enterprise.** Any field (flat or under `filters`); null clears a criterion, a location filter must ' +
+    '**Scale and Enterprise.** Any field (flat or under `filters`); null clears a criterion, a location filter must ' +
     'remain. `is_active: false` deactivates (the alert is kept, not counted in the cap); `is_active: true` reactivates while ' +
     'the key has fewer than 20 active alerts, else 409 alert_limit_reached.',
   params: idParams,
@@ -156,7 +162,7 @@ export const alertsDelete = defineEndpoint({
   path: '/v1/alerts/:id',
   tag: TAG,
   summary: 'Delete an alert',
-  description: '**0 credits; Scale and Enterprise.** HTTP 204 without body; 404 when the alert does not exist or belongs to another key. Its pending deliveries are dropped.',
+  description: '**Scale and Enterprise.** HTTP 204 without body; 404 when the alert does not exist or belongs to another key. Its pending deliveries are dropped.',
   params: idParams,
   response: z.object({}),
   ...COMMON,
@@ -180,7 +186,7 @@ export const alertsDeliveries = defineEndpoint({
   tag: TAG,
   summary: "An alert's deliveries",
   description:
-    '**0 credits; Scale and Enterprise** (beyond the specification, as Stripe and Svix offer). The latest deliveries first: ' +
+    '**Scale and Enterprise** (beyond the specification, as Stripe and Svix offer). The latest deliveries first: ' +
     'status (pending, succeeded, failed), attempts, the last response code and error, the next attempt.',
   params: idParams,
   query: pagingQuery(100, 50),

@@ -24,9 +24,10 @@ export const criteriaFields = {
     .max(200, { error: 'must be at most 200 characters' })
     .nullable()
     .openapi({ description: 'Commune name (case- and accent-insensitive) or INSEE code.' }),
+  // The case is spelled out in the class: an `i` flag cannot be carried by the JSON Schema pattern the document publishes.
   code_departement: z
     .string({ error: 'must be a string' })
-    .regex(/^(\d{2}|2[AB]|97[1-6])$/i, { error: 'must be a département code (01–95, 2A, 2B, 971–976)' })
+    .regex(/^(\d{2}|2[ABab]|97[1-6])$/, { error: 'must be a département code (01–95, 2A, 2B, 971–976)' })
     .nullable(),
   type_local: z.enum(ALERT_TYPES, { error: `must be one of ${ALERT_TYPES.join(', ')}` }).nullable(),
   prix_min: amount('euros').nullable(),

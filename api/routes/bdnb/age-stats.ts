@@ -3,6 +3,7 @@
 import { round2, z } from '../../params';
 import { defineEndpoint } from '../../platform';
 import { prepareZone, TRANCHES, zoneQuery } from './common';
+import { RADIUS_PARAMS } from '../../location';
 
 /** Below this many sales a bracket's figures are flagged statistically_fragile (specification). */
 const FRAGILE_BELOW = 30;
@@ -25,6 +26,7 @@ export const bdnbAgeStats = defineEndpoint({
     'Clean DVF sales (no bulk sale, outlier or VEFA; every year loaded) matched to a BDNB building with a construction year, ' +
     'per bracket, against the median €/m² of all the zone’s clean sales. latitude/longitude: unsupported_location.',
   query: zoneQuery,
+  undocumentedQuery: RADIUS_PARAMS,
   response: z.object({
     tranches: z.array(trancheSchema),
     prix_m2_median_zone: z.number().nullable().openapi({ description: 'Median €/m² of every clean sale of the zone and type (matched or not).' }),

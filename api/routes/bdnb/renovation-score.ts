@@ -4,6 +4,7 @@
 import { round2, z } from '../../params';
 import { defineEndpoint } from '../../platform';
 import { OLD_BEFORE, prepareZone, zoneQuery } from './common';
+import { RADIUS_PARAMS } from '../../location';
 
 /** The score is not computed below this many opportunities (specification: the zone is too illiquid). */
 const MIN_OPPORTUNITIES = 10;
@@ -25,6 +26,7 @@ export const bdnbRenovationScore = defineEndpoint({
     `score = clamp(round(−decote_vs_zone_pct × ${POINTS_PER_PCT}), 0, 100): 0 = no measurable discount, 60 or more = significant; ` +
     `null below ${MIN_OPPORTUNITIES} opportunities. latitude/longitude: unsupported_location.`,
   query: zoneQuery,
+  undocumentedQuery: RADIUS_PARAMS,
   response: z.object({
     score: z.number().int().nullable().openapi({ description: `0–100; null below ${MIN_OPPORTUNITIES} opportunities.` }),
     nb_opportunites: z.number().int().openapi({ description: `Sales in pre-${OLD_BEFORE} buildings below prix_m2_median_zone.` }),

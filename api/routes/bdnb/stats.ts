@@ -20,7 +20,7 @@ export const bdnbStats = defineEndpoint({
     'Every BDNB building group of the zone, sold or not. code_commune_insee and commune: commune level; code_postal: the ' +
     'département(s) of its communes (buildings have no postal code), with a notice; code_departement. Several filters combine.',
   query: z.object({
-    code_commune_insee: inseeCodeParam('5-character INSEE code of the commune (2A/2B in Corsica).', '75111').optional(),
+    code_commune_insee: inseeCodeParam('5-character INSEE code of the commune (2A/2B in Corsica).', { examples: ['75111'] }).optional(),
     code_postal: locationFields.code_postal,
     commune: locationFields.commune,
     code_departement: locationFields.code_departement,

@@ -44,7 +44,8 @@ export const getBusiness = defineEndpoint({
     'registry_busy, with Retry-After), no answer within 5 s (504 registry_timeout), unusable answer (502 registry_error). ' +
     'A SIREN that is not 9 digits or fails its check digit is refused (400) without calling the registry.',
   params: z.object({
-    siren: z.string().openapi({ description: 'The legal unit’s 9-digit SIREN.', example: '552032534' }),
+    // The digits as a pattern; the Luhn check digit, which no pattern expresses, is sirenIssue's in prepare.
+    siren: z.string().openapi({ description: 'The legal unit’s 9-digit SIREN (its last digit a Luhn check digit).', pattern: '^\\d{9}$', example: '552032534' }),
   }),
   response: z.object({ business: businessDetailSchema }),
   credits: 2,

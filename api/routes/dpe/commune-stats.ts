@@ -4,6 +4,7 @@ import { z } from '../../params';
 import { round2 } from '../../params';
 import { defineEndpoint } from '../../platform';
 import { CLASSES, classStatsSchema, dpeLocationFields, dpeZone, noticeOf, type Classe } from './common';
+import { RADIUS_PARAMS } from '../../location';
 
 const query = z.object(dpeLocationFields);
 const GAPS = ['A', 'B', 'F', 'G'] as const;
@@ -40,6 +41,7 @@ export const dpeCommuneStats = defineEndpoint({
   summary: 'Precomputed DPE × DVF statistics per commune',
   description: 'Communes with at least 30 sales matched to a diagnostic; code_departement lists all of them in the département. Recomputed at each data build (computed_at).',
   query,
+  undocumentedQuery: RADIUS_PARAMS,
   response,
   credits: 5,
   errors: ['missing_location', 'unsupported_location'],

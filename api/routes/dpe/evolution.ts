@@ -4,6 +4,7 @@ import { ApiError } from '../../errors';
 import { round2, z } from '../../params';
 import { defineEndpoint } from '../../platform';
 import { dpeLocationFields, dpeZone, noticeOf, typeLocal2 } from './common';
+import { RADIUS_PARAMS } from '../../location';
 
 const FIRST_YEAR = 2018;
 const MIN_GROUP = 10;
@@ -49,6 +50,7 @@ export const dpeEvolutionPrimeVerte = defineEndpoint({
     `A+B and ${MIN_GROUP} F+G matched sales. trend (3 years or more): the least-squares slope of gap_pct over the years, ` +
     `widening above +${TREND_POINTS_PER_YEAR} point a year, narrowing below −${TREND_POINTS_PER_YEAR}, stable otherwise.`,
   query,
+  undocumentedQuery: RADIUS_PARAMS,
   response,
   credits: 10,
   errors: ['missing_location', 'unsupported_location'],

@@ -3,6 +3,7 @@
 import { round2, z } from '../../params';
 import { defineEndpoint } from '../../platform';
 import { dpeLocationFields, dpeZone, noticeOf, pct, typeLocal2 } from './common';
+import { RADIUS_PARAMS } from '../../location';
 
 const FIRST_YEAR = 2022;
 const query = z.object({ ...dpeLocationFields, type_local: typeLocal2 });
@@ -25,6 +26,7 @@ export const dpePassoires = defineEndpoint({
   summary: 'Share of energy sieves (F, G) among sales',
   description: `Sales from ${FIRST_YEAR} matched to a diagnostic with a class A–G (matching rules: /v1/dpe/prix-par-classe).`,
   query,
+  undocumentedQuery: RADIUS_PARAMS,
   response,
   credits: 10,
   errors: ['missing_location', 'unsupported_location'],

@@ -3,6 +3,7 @@
 import { numberParam, round2, z } from '../../params';
 import { defineEndpoint } from '../../platform';
 import { CLASSES, classStats, classStatsSchema, dpeLocationFields, dpeZone, gapVsD, MIN_CLASS_SALES, noticeOf, typeLocal2, type Classe } from './common';
+import { RADIUS_PARAMS } from '../../location';
 
 const query = z.object({
   ...dpeLocationFields,
@@ -37,6 +38,7 @@ export const dpePrixParClasse = defineEndpoint({
   summary: 'Price per m² by energy class',
   description: `${METHODOLOGY_MATCH} statistically_fragile: fewer than ${MIN_CLASS_SALES} sales in the class. prime_verte needs ${MIN_CLASS_SALES} class-D sales.`,
   query,
+  undocumentedQuery: RADIUS_PARAMS,
   response,
   credits: 10,
   cacheTtlSeconds: 24 * 3600,

@@ -3,6 +3,7 @@
 import { dateParam, enumParam, round2, z } from '../../params';
 import { defineEndpoint } from '../../platform';
 import { CLASSES, dpeLocationFields, dpeZone, noticeOf } from './common';
+import { RADIUS_PARAMS } from '../../location';
 
 const query = z.object({
   ...dpeLocationFields,
@@ -33,6 +34,7 @@ export const dpeStats = defineEndpoint({
     'July 2021), located by their BAN postal code and commune. A diagnostic replaced by a newer one is counted once (the ' +
     'newer); classes outside A–G (legacy N, I) are left out.',
   query,
+  undocumentedQuery: RADIUS_PARAMS,
   response,
   credits: 10,
   cacheTtlSeconds: 24 * 3600,

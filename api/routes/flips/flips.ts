@@ -8,13 +8,14 @@ import { defineEndpoint } from '../../platform';
 
 const FLIPS_CREDITS = 10;
 const WINDOW_MONTHS = 24;
-const inseeParam = (description: string) => inseeCodeParam(description).optional();
+const inseeParam = (description: string, example?: string) => inseeCodeParam(description, example ? { example } : undefined).optional();
 
 const query = z.object({
   code_insee: inseeParam(
     'INSEE code of the commune; required unless code_commune is given. An arrondissement (75101–75120, 69381–69389, ' +
       '13201–13216) is one zone; 75056, 69123 and 13055 mean the whole city (all its arrondissements). A former code ' +
       'of a merged commune means the commune nouvelle.',
+    '33063',
   ),
   code_commune: inseeParam('Legacy alias of code_insee; when both are given they must be equal.'),
   type_local: enumParam(['Maison', 'Appartement'], 'Maison (default). Appartement answers available false and costs no credit.').default('Maison'),

@@ -11,11 +11,11 @@ const RELATIVE_THRESHOLD_PCT = 10;
 const DEFAULT_MIN_TRANSACTIONS = 10;
 
 const query = z.object({
-  code_departement: locationFields.code_departement,
+  code_departement: locationFields.code_departement.openapi({ example: '75' }),
   commune: locationFields.commune,
   type_local: enumParam(['Maison', 'Appartement'], 'Houses or flats; both when absent.').optional(),
-  date_debut: dateParam('First day of the window (default: 1 year before date_fin, with a notice).').optional(),
-  date_fin: dateParam('Last day of the window (default: today).').optional(),
+  date_debut: dateParam('First day of the window (default: 1 year before date_fin, with a notice).', '2024-01-01').optional(),
+  date_fin: dateParam('Last day of the window (default: today).', '2024-12-31').optional(),
   group_by: enumParam(['code_postal', 'commune'], 'Aggregation level (default code_postal).').default('code_postal'),
   min_transactions: numberParam({ min: 1, max: 1000, int: true, description: `Minimum sales for a zone to be listed (default ${DEFAULT_MIN_TRANSACTIONS}).` }).default(DEFAULT_MIN_TRANSACTIONS),
 });

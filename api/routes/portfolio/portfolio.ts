@@ -57,10 +57,24 @@ const createBody = z
     purchase_price: metadataFields.purchase_price.optional(),
   })
   .strict()
-  .openapi('PortfolioCreate');
+  .openapi('PortfolioCreate', {
+    // The body /docs prefills: a flat of Paris 15e, which the demo dataset can value.
+    example: {
+      latitude: 48.8414,
+      longitude: 2.3003,
+      type_local: 'Appartement',
+      surface: 55,
+      label: 'Flat, 3rd floor',
+      address: '12 rue de Vaugirard',
+      code_postal: '75015',
+      commune: 'PARIS 15',
+      pieces: 3,
+      purchase_price: 450_000,
+    },
+  });
 
 // Every field optional; the required ones still refuse null (api/routes/portfolio/common.ts).
-const updateBody = createBody.partial().openapi('PortfolioUpdate');
+const updateBody = createBody.partial().openapi('PortfolioUpdate', { example: { label: 'Flat, 3rd floor, renovated', purchase_price: 465_000 } });
 
 export const portfolioCreate = defineEndpoint({
   method: 'post',
@@ -134,7 +148,7 @@ export const portfolioUpdate = defineEndpoint({
   tag: TAG,
   summary: 'Update a property',
   description:
-    '**0 credits.** Any metadata field; null clears an optional one. A change of latitude, longitude, surface or type_local ' +
+    'Any metadata field; null clears an optional one. A change of latitude, longitude, surface or type_local ' +
     'invalidates the estimate (estimate_invalidated true; recomputed at the next GET /v1/portfolio/:id), other fields keep it.',
   params: idParams,
   body: updateBody,
@@ -169,7 +183,7 @@ export const portfolioDelete = defineEndpoint({
   path: '/v1/portfolio/:id',
   tag: TAG,
   summary: 'Delete a property',
-  description: '**0 credits.** HTTP 204 without body; 404 when the property does not exist or belongs to another key.',
+  description: 'HTTP 204 without body; 404 when the property does not exist or belongs to another key.',
   params: idParams,
   response: z.object({}),
   credits: 0,

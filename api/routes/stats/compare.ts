@@ -17,7 +17,7 @@ const query = z.object({
     example: '[{"code_postal":"75015"},{"commune":"PARIS 18"}]',
   }).optional(),
   type_local: enumParam(['Maison', 'Appartement'] as const, 'Type of the sale’s main property (default Appartement).').default('Appartement'),
-  date_debut: dateParam('First day of the window (default: 1 year before today, with a notice). The window ends today.').optional(),
+  date_debut: dateParam('First day of the window (default: 1 year before today, with a notice). The window ends today.', '2024-01-01').optional(),
 });
 
 /** The locations parameter as zones; every problem is an invalid_params naming `locations`. */

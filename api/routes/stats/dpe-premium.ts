@@ -4,6 +4,7 @@ import { ApiError } from '../../errors';
 import { round2, z } from '../../params';
 import { defineEndpoint } from '../../platform';
 import { CLASSES, classStats, dpeLocationFields, dpeZone, noticeOf, typeLocal2, type Classe } from '../dpe/common';
+import { RADIUS_PARAMS } from '../../location';
 
 const query = z.object({ ...dpeLocationFields, type_local: typeLocal2 });
 
@@ -37,6 +38,7 @@ export const dpePremium = defineEndpoint({
   summary: 'Price premium or discount per energy class',
   description: `${METHODOLOGY} code_postal or commune is required; code_departement narrows a commune name only.`,
   query,
+  undocumentedQuery: RADIUS_PARAMS,
   response,
   credits: 10,
   errors: ['missing_location', 'unsupported_location'],

@@ -8,8 +8,8 @@ import { pouvoirAchatSchema, pouvoirAchatFor, type PouvoirAchat } from './income
 const query = z.object({
   ...locationFields,
   type_local: enumParam(TYPE_LOCAL_4, 'Type of the sale’s main property. Without it: every sale except land-only ones (see include_terrain).').optional(),
-  date_debut: dateParam(`First day of the window (default: ${DEFAULT_WINDOW_YEARS} years before today, with a notice).`).optional(),
-  date_fin: dateParam('Last day of the window (default: today).').optional(),
+  date_debut: dateParam(`First day of the window (default: ${DEFAULT_WINDOW_YEARS} years before today, with a notice).`, '2024-01-01').optional(),
+  date_fin: dateParam('Last day of the window (default: today).', '2024-12-31').optional(),
   exclude_bulk_sales: booleanParam('Exclude sales of several dwellings or premises for one price (default true).').default(true),
   exclude_outliers: booleanParam('Exclude aberrant prices (rules in docs/data.md; default true).').default(true),
   exclude_vefa: booleanParam('Exclude off-plan sales (VEFA; default true).').default(true),

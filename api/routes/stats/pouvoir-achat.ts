@@ -14,10 +14,10 @@ const LARGE_ZONE_WINDOW_YEARS = 1;
 
 const query = z.object({
   ...locationFields,
-  code_commune: inseeCodeParam('5-character INSEE code (2A/2B in Corsica); bypasses commune name resolution.', '69383').optional(),
+  code_commune: inseeCodeParam('5-character INSEE code (2A/2B in Corsica); bypasses commune name resolution.', { examples: ['69383'] }).optional(),
   type_local: enumParam(['Maison', 'Appartement'], 'Maison or Appartement (default: both).').optional(),
-  date_debut: dateParam(`First day of the sales window (default ${DEFAULT_WINDOW_YEARS} years before date_fin; capped to ${LARGE_ZONE_WINDOW_YEARS} year on large zones, with a notice).`).optional(),
-  date_fin: dateParam('Last day of the sales window (default: today).').optional(),
+  date_debut: dateParam(`First day of the sales window (default ${DEFAULT_WINDOW_YEARS} years before date_fin; capped to ${LARGE_ZONE_WINDOW_YEARS} year on large zones, with a notice).`, '2024-01-01').optional(),
+  date_fin: dateParam('Last day of the sales window (default: today).', '2024-12-31').optional(),
 });
 
 const response = z.object({

@@ -19,7 +19,7 @@ const ATTRIBUTION =
   'advertisements published on leboncoin and SeLoger (Groupe SeLoger). Sales: DVF (DGFiP), geo-DVF by Etalab.';
 
 const query = z.object({
-  code_insee: inseeCodeParam('5-character INSEE commune or arrondissement code (2A/2B in Corsica).', '69383').optional(),
+  code_insee: inseeCodeParam('5-character INSEE commune or arrondissement code (2A/2B in Corsica).', { example: '69383' }).optional(),
   type_local: enumParam(['Appartement', 'Maison'], 'Appartement (default) or Maison.').optional(),
   appartement_profile: enumParam(PROFILES, 'Apartments only: all (default), t1_t2 or t3_plus (the matching ANIL file).').optional(),
 });

@@ -3,6 +3,7 @@
 import { ApiError } from '../../errors';
 import { round2, z } from '../../params';
 import { defineEndpoint } from '../../platform';
+import { TRANSACTION_ID_EXAMPLE } from './transactions';
 
 const buildingSchema = z
   .object({
@@ -32,7 +33,7 @@ export const transactionBdnb = defineEndpoint({
     'The building group of the sale: through its cadastral parcel, else the nearest group within 200 m of its point. ' +
     'Unknown id, or no building matched: 404 not_found, and the 2 credits are refunded.',
   params: z.object({
-    id: z.string().regex(/^\d{1,16}$/, { error: 'must be a numeric transaction id' }).openapi({ description: 'The transaction id.', example: '202133000000042' }),
+    id: z.string().regex(/^\d{1,16}$/, { error: 'must be a numeric transaction id' }).openapi({ description: 'The transaction id.', example: TRANSACTION_ID_EXAMPLE }),
   }),
   response: z.object({ building: buildingSchema, transaction_id: z.string() }),
   credits: 2,

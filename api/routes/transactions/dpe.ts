@@ -4,9 +4,10 @@
 import { ApiError } from '../../errors';
 import { round2, z } from '../../params';
 import { defineEndpoint } from '../../platform';
+import { TRANSACTION_ID_EXAMPLE } from './transactions';
 
 const params = z.object({
-  id: z.string().regex(/^\d{1,18}$/, 'must be a transaction id (digits)').openapi({ description: 'Transaction id (the `id` of /v1/transactions).', example: '1' }),
+  id: z.string().regex(/^\d{1,18}$/, 'must be a transaction id (digits)').openapi({ description: 'Transaction id (the `id` of /v1/transactions).', example: TRANSACTION_ID_EXAMPLE }),
 });
 
 const dpeSchema = z.object({

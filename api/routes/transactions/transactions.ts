@@ -60,8 +60,8 @@ const searchQuery = z.object({
   surface_max: numberParam({ min: 0, max: MAX_SURFACE, description: 'Maximum built surface (m²).' }).optional(),
   pieces_min: numberParam({ min: 0, max: MAX_ROOMS, int: true, description: 'Minimum number of main rooms.' }).optional(),
   pieces_max: numberParam({ min: 0, max: MAX_ROOMS, int: true, description: 'Maximum number of main rooms.' }).optional(),
-  date_debut: dateParam('First day of the sales (inclusive).').optional(),
-  date_fin: dateParam('Last day of the sales (inclusive).').optional(),
+  date_debut: dateParam('First day of the sales (inclusive).', '2024-01-01').optional(),
+  date_fin: dateParam('Last day of the sales (inclusive).', '2024-12-31').optional(),
   exclude_bulk_sales: booleanParam('Exclude sales of several dwellings or premises for one price (default false: raw search).').default(false),
   limit: numberParam({ min: 1, max: 200, int: true, description: 'Page size (default 50).' }).default(50),
   offset: numberParam({ min: 0, max: MAX_OFFSET, int: true, description: '0-based offset; pass next_cursor to get the next page.' }).default(0),
@@ -143,11 +143,15 @@ export const searchTransactions = defineEndpoint({
   },
 });
 
+/** The id /docs prefills for the three lookups by id: a 2024 sale in Paris 15e of the demo dataset, with a matched
+ * energy diagnostic and building, so that "Try it out" answers on the demo (test/api/docs/prefill.test.ts). */
+export const TRANSACTION_ID_EXAMPLE = '202407500000012';
+
 const idParams = z.object({
   id: z
     .string()
     .regex(/^\d{1,16}$/, { error: 'must be a numeric transaction id' })
-    .openapi({ description: 'The transaction id (a number, as returned by the search).', example: '202133000000042' }),
+    .openapi({ description: 'The transaction id (a number, as returned by the search).', example: TRANSACTION_ID_EXAMPLE }),
 });
 
 export const getTransaction = defineEndpoint({

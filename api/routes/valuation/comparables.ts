@@ -10,9 +10,9 @@ const MAX_AGE_MONTHS = 36;
 
 const query = z.object({
   ...subjectFields,
-  type_local: required(enumParam(TYPE_LOCAL_2, 'Type of the property.')),
-  surface_min: required(numberParam({ min: 1, max: 10_000, description: 'Smallest surface of a comparable, m².' })),
-  surface_max: required(numberParam({ min: 1, max: 10_000, description: 'Largest surface of a comparable, m².' })),
+  type_local: required(enumParam(TYPE_LOCAL_2, 'Type of the property.').openapi({ example: 'Appartement' })),
+  surface_min: required(numberParam({ min: 1, max: 10_000, description: 'Smallest surface of a comparable, m².', example: 40 })),
+  surface_max: required(numberParam({ min: 1, max: 10_000, description: 'Largest surface of a comparable, m².', example: 70 })),
   max_age_months: numberParam({ min: 1, max: MAX_AGE_MONTHS, int: true, description: `Oldest comparable, in months before reference_date (today, or the latest sale loaded for the département when the data ends earlier; default ${DEFAULT_MAX_AGE_MONTHS}).` }).default(DEFAULT_MAX_AGE_MONTHS),
   limit: numberParam({ min: 1, max: 20, int: true, description: 'Comparables returned (default 10).' }).default(10),
   exclude_bulk_sales: booleanParam('Leave out sales of several dwellings for one price (default true).').default(true),

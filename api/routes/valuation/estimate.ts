@@ -11,7 +11,7 @@ const MAX_AGE_MONTHS = 24;
 
 const query = z.object({
   ...subjectFields,
-  surface: required(numberParam({ min: 5, max: 5000, description: 'Surface of the property, m².' })),
+  surface: required(numberParam({ min: 5, max: 5000, description: 'Surface of the property, m².', example: 55 })),
   type_local: enumParam(TYPE_LOCAL_2, 'Type of the property (default Appartement).').default('Appartement'),
   classe_dpe: enumParam(DPE_CLASSES, "Energy class (DPE) of the property: comparables are adjusted toward it by the class effects estimated from the sales' matched diagnostics.").optional(),
   annee_construction: numberParam({
