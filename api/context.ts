@@ -11,6 +11,7 @@ import { createLogger, type Logger } from './log';
 import { RateLimiter } from './rate-limit';
 import { Store } from './store';
 import { webhookConfigFromEnv, type WebhookConfig } from './webhooks/config';
+import { env } from '../lib/env';
 
 export interface Limits {
   /** Requests doing database work at once; above it 503 at_capacity (specification, Limits). */
@@ -65,7 +66,7 @@ export function createContext(opts: ContextOptions = {}): AppContext {
     clock,
     limits: {
       maxConcurrentQueries: 15,
-      denseQueryBudgetMs: Number(process.env.DENSE_QUERY_BUDGET_MS ?? 3000),
+      denseQueryBudgetMs: env().DENSE_QUERY_BUDGET_MS,
       ...opts.limits,
     },
     active: { queries: 0 },

@@ -3,10 +3,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pino, type DestinationStream, type Level, type Logger } from 'pino';
 import { pinoHttp, type HttpLogger } from 'pino-http';
+import { env, LOG_LEVELS } from '../lib/env';
 
 export type { Logger };
 
-const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 export interface LoggerOptions {
   level?: string;
@@ -18,9 +18,9 @@ export interface LoggerOptions {
 
 /** The process logger; options default to LOG_LEVEL and LOG_FILE. */
 export function createLogger(opts: LoggerOptions = {}): Logger {
-  const level = opts.level ?? process.env.LOG_LEVEL ?? 'info';
-  if (!(LEVELS as readonly string[]).includes(level)) throw new Error(`LOG_LEVEL must be one of ${LEVELS.join(', ')}, got "${level}"`);
-  const file = opts.file ?? process.env.LOG_FILE;
+  const level = opts.level ?? env().LOG_LEVEL;
+  if (!(LOG_LEVELS as readonly string[]).includes(level)) throw new Error(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${level}"`);
+  const file = opts.file ?? env().LOG_FILE;
   // Synchronous writes: a killed process has still written every line of the requests it answered.
   const dest = opts.stream ?? (file ? pino.destination({ dest: file, mkdir: true, append: true, sync: true }) : pino.destination(1));
   return pino({ level, base: undefined, timestamp: pino.stdTimeFunctions.isoTime }, dest);

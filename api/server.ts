@@ -6,6 +6,7 @@ import { closeContext, createContext, type AppContext } from './context';
 import { ApiError } from './errors';
 import { requestIdOf } from './platform';
 import { startWebhooks } from './webhooks';
+import { env } from '../lib/env';
 
 /** The API error for a request Node's HTTP parser refused before Express saw it. */
 function parserError(code: string | undefined): ApiError {
@@ -39,7 +40,7 @@ export function answerParserErrors(server: Server): void {
   });
 }
 
-export async function startServer(port = Number(process.env.PORT ?? 3000)): Promise<{ server: Server; ctx: AppContext }> {
+export async function startServer(port = env().PORT): Promise<{ server: Server; ctx: AppContext }> {
   const ctx = createContext();
   // Charges a killed process left pending were never answered: give them back before serving (docs/decisions.md).
   const refunded = ctx.credits.refundAbandoned();

@@ -1,8 +1,9 @@
 // Paths and settings shared by the pipeline, the marts and the API: everything lives under DATA_DIR.
 import path from 'node:path';
+import { env, envValue } from './env';
 
 export function dataDir(): string {
-  return path.resolve(process.env.DATA_DIR ?? 'data');
+  return path.resolve(env().DATA_DIR!);
 }
 
 export const paths = {
@@ -18,4 +19,4 @@ export const paths = {
 export const repoRoot = path.resolve(new URL('..', import.meta.url).pathname);
 
 /** The real published samples of ../shared/data, used by tests and by the data report. */
-export const samplesDir = process.env.SAMPLES_DIR ?? path.resolve(repoRoot, '..', 'shared', 'data');
+export const samplesDir = path.resolve(envValue('SAMPLES_DIR') ?? path.join(repoRoot, '..', 'shared', 'data'));

@@ -6,6 +6,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { env } from './env';
 
 /** Names of temporary files (`x.tmp-<pid>`, `x.tmp`) that a killed writer may leave: never published, never linked. */
 export const TEMP_FILE = /\.tmp(-\d+)?$/;
@@ -106,7 +107,7 @@ function linkTree(from: string, to: string, rel: string, keep: (rel: string) => 
  * sleeps) so a test can SIGKILL it exactly there. Inert in production (variable unset).
  */
 export function maybePauseForTests(point: string): void {
-  if (process.env.FONCIER_TEST_PAUSE !== point) return;
+  if (env().FONCIER_TEST_PAUSE !== point) return;
   process.stdout.write(`PAUSED ${point}\n`);
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 60_000);
 }

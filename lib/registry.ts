@@ -3,6 +3,7 @@
 // cache of successful lookups. Failures are typed (RegistryError.kind) so the API maps them to its error codes
 // (docs/decisions.md, "Businesses"); lib/ knows nothing of HTTP statuses of our own API.
 import PQueue from 'p-queue';
+import { env, parseEnv } from './env';
 import { denominationOf, isPartialDiffusion, normalizeNaf, present } from './sirene';
 
 export const DEFAULT_REGISTRY_URL = 'https://api.insee.fr/api-sirene/3.11';
@@ -27,10 +28,11 @@ export interface RegistryConfig {
 }
 
 /** The configuration read from the environment (documented in README.md). */
-export function registryConfigFromEnv(env: NodeJS.ProcessEnv = process.env): RegistryConfig {
+export function registryConfigFromEnv(source: NodeJS.ProcessEnv = process.env): RegistryConfig {
+  const e = source === process.env ? env() : parseEnv(source);
   return {
-    baseUrl: (env.INSEE_SIRENE_BASE_URL || DEFAULT_REGISTRY_URL).replace(/\/+$/, ''),
-    apiKey: env.INSEE_SIRENE_API_KEY || undefined,
+    baseUrl: e.INSEE_SIRENE_BASE_URL!.replace(/\/+$/, ''),
+    apiKey: e.INSEE_SIRENE_API_KEY,
     timeoutMs: 5000,
     requestsPerInterval: 30,
     intervalMs: 60_000,

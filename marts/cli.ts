@@ -2,6 +2,10 @@
 // and recalibrate the valuation intervals on it (the after-import step, forced).
 import { dataDir } from '../lib/config';
 import { afterImport } from './after-import';
+import { checkEnvOrExit } from '../lib/env';
+
+// A bad environment variable stops the command here, with a message naming it.
+checkEnvOrExit();
 
 console.log(`Building marts from ${dataDir()}/lake…`);
 afterImport({ force: true, log: console.log })

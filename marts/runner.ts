@@ -13,6 +13,7 @@ import { GenerationalDir, maybePauseForTests, TEMP_FILE } from '../lib/generatio
 import { Lake, writeFileAtomic } from '../lib/lake';
 import { lakeManifestHash, servingStampFile, type ServingStamp } from '../lib/serving';
 import { sourceDeclaration } from '../lib/sources';
+import { env } from '../lib/env';
 
 export interface Model {
   name: string;
@@ -137,7 +138,7 @@ async function build(lake: Lake, root: string, modelsDirs: string[], log: (m: st
   const name = `foncier-${stamp}-${crypto.randomBytes(4).toString('hex')}.duckdb`;
   const building = path.join(servingDir, `.building-${process.pid}-${name}`);
   // FONCIER_MARTS_MEMORY_LIMIT (a DuckDB size, default 8GB) for machines with more memory: docs/performance.md
-  const instance = await DuckDBInstance.create(building, { threads: '2', memory_limit: process.env.FONCIER_MARTS_MEMORY_LIMIT || '8GB' });
+  const instance = await DuckDBInstance.create(building, { threads: '2', memory_limit: env().FONCIER_MARTS_MEMORY_LIMIT! });
   const conn = await instance.connect();
   await run(conn, HAVERSINE_MACRO_SQL);
   const report: BuildReport = { servingFile: '', models: [], seconds: 0 };

@@ -8,6 +8,10 @@ import { dataDir } from '../lib/config';
 import type { SourceDeclaration } from '../lib/sources/types';
 import { afterImport } from '../marts/after-import';
 import { runSource, SOURCES, type PartOutcome, type RunOptions } from './run';
+import { checkEnvOrExit } from '../lib/env';
+
+// A bad environment variable stops the command here, with a message naming it.
+checkEnvOrExit();
 
 /** `--departements`: the source's default départements when absent or `all`. */
 export function parseDepartements(s: string | undefined, defaults: string[] = SOURCES.dvf.defaults.departements ?? []): string[] {

@@ -14,6 +14,10 @@ import { buildMarts } from '../marts/runner';
 import { runSource } from '../pipeline/run';
 import { renderReplay, replay, replayTargets, SCENARIOS } from './backtest/api-replay';
 import { buildRealDatasets } from './backtest/real-samples';
+import { checkEnvOrExit } from '../lib/env';
+
+// A bad environment variable stops the command here, with a message naming it.
+checkEnvOrExit();
 
 interface Args {
   maxTargets: number;

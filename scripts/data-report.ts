@@ -9,6 +9,10 @@ import { all, DuckDBInstance } from '../lib/duck';
 import { buildMarts } from '../marts/runner';
 import { buildDemo } from '../pipeline/demo/build';
 import { runSource } from '../pipeline/run';
+import { checkEnvOrExit } from '../lib/env';
+
+// A bad environment variable stops the command here, with a message naming it.
+checkEnvOrExit();
 
 const pct = (a: number, b: number) => (b ? `${((100 * a) / b).toFixed(1)} %` : '-');
 

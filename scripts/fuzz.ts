@@ -8,6 +8,10 @@ import { describeRequest, fuzzApiOptions, fuzzTarget, problems, requestArbitrary
 import { buildDemo } from '../pipeline/demo/build';
 import { startTestApi, type TestApi } from '../test/helpers/api';
 import { tempDir } from '../test/helpers/samples';
+import { checkEnvOrExit } from '../lib/env';
+
+// A bad environment variable stops the command here, with a message naming it.
+checkEnvOrExit();
 
 function args(argv: string[]): Record<string, string> {
   const out: Record<string, string> = {};

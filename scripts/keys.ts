@@ -2,6 +2,10 @@
 import { parseArgs } from 'node:util';
 import { Credits } from '../api/credits';
 import { PLAN_NAMES, PLANS, Store, type PlanName } from '../api/store';
+import { checkEnvOrExit } from '../lib/env';
+
+// A bad environment variable stops the command here, with a message naming it.
+checkEnvOrExit();
 
 const USAGE = `Usage: npm run keys -- <command>
   create --plan <${PLAN_NAMES.join('|')}> [--label <text>] [--credits <n>]

@@ -11,12 +11,17 @@ import { createLogger } from '../api/log';
 import { createMcpServer, generateTools } from '../api/mcp/tools';
 import { authenticate } from '../api/platform';
 import { dataDir } from '../lib/config';
+import { env } from '../lib/env';
+import { checkEnvOrExit } from '../lib/env';
+
+// A bad environment variable stops the command here, with a message naming it.
+checkEnvOrExit();
 
 async function main(): Promise<void> {
   if (!hasServingData()) throw new Error(`no serving database in ${dataDir()}: run \`npm start\` (demo data) or \`npm run pipeline\` first`);
-  const logger = createLogger(process.env.LOG_FILE ? {} : { stream: pino.destination(2) });
+  const logger = createLogger(env().LOG_FILE ? {} : { stream: pino.destination(2) });
   const ctx = createContext({ logger });
-  const credential = process.env.FONCIER_API_KEY?.trim() || undefined;
+  const credential = env().FONCIER_API_KEY?.trim() || undefined;
   // Fail at start rather than on every call: an agent host shows a server that did not start, with this message.
   try {
     authenticate(ctx, credential);

@@ -6,6 +6,10 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { dataDir, paths } from '../lib/config';
 import { lit, openMemory, toJs, type DuckDBConnection, type DuckDBInstance, type Row } from '../lib/duck';
+import { checkEnvOrExit } from '../lib/env';
+
+// A bad environment variable stops the command here, with a message naming it.
+checkEnvOrExit();
 
 export interface Marts {
   instance: DuckDBInstance;

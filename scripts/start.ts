@@ -9,6 +9,10 @@ import { startServer } from '../api/server';
 import { staleness } from '../lib/serving';
 import { afterImport } from '../marts/after-import';
 import { buildDemo } from '../pipeline/demo/build';
+import { checkEnvOrExit, env } from '../lib/env';
+
+// A bad environment variable stops the server here, before any data is built, with a message naming it.
+checkEnvOrExit();
 
 const demoKeyFile = () => path.join(dataDir(), 'demo-key.txt');
 
@@ -22,7 +26,7 @@ async function main() {
     await afterImport({ log: console.log }).catch((e: Error) => console.error(`after-import step skipped: ${e.message}`));
   }
   const { ctx } = await startServer();
-  const port = Number(process.env.PORT ?? 3000);
+  const port = env().PORT;
   // Only a demo data folder gets a demo key: a production folder's keys are created with `npm run keys`.
   if (fs.existsSync(paths.demoSource()) && !fs.existsSync(demoKeyFile())) {
     const { key } = ctx.store.createKey({ plan: 'Scale', label: 'demo key created by npm start' });

@@ -7,6 +7,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import type { AppContext } from '../context';
 import { authenticate, credentialOf, type AnyEndpoint } from '../platform';
 import { createMcpServer, generateTools } from './tools';
+import { env } from '../../lib/env';
 
 export const MCP_PATH = '/mcp';
 
@@ -16,10 +17,7 @@ export const MCP_PATH = '/mcp';
  * MCP_ALLOWED_HOSTS (comma-separated host names, no port, IPv6 in brackets) to refuse any other Host header with 403.
  */
 export function allowedHostsFromEnv(): string[] | undefined {
-  const list = (process.env.MCP_ALLOWED_HOSTS ?? '')
-    .split(',')
-    .map((h) => h.trim())
-    .filter(Boolean);
+  const list = env().MCP_ALLOWED_HOSTS;
   return list.length ? list : undefined;
 }
 

@@ -1,5 +1,6 @@
 // Configuration of the webhook deliveries (README, Configuration): environment variables, overridable in tests.
 import fs from 'node:fs';
+import { env, parseEnv } from '../../lib/env';
 
 export interface WebhookConfig {
   /** Hosts (names or IP literals, lower case) exempt from the private-address rule: tests reach their loopback
@@ -17,15 +18,13 @@ export interface WebhookConfig {
 
 export const RETRY_DELAYS_MS = [60_000, 5 * 60_000, 25 * 60_000];
 
-export function webhookConfigFromEnv(env: NodeJS.ProcessEnv = process.env): WebhookConfig {
+export function webhookConfigFromEnv(source: NodeJS.ProcessEnv = process.env): WebhookConfig {
+  const e = source === process.env ? env() : parseEnv(source);
   return {
-    allowedHosts: (env.WEBHOOK_ALLOWED_HOSTS ?? '')
-      .split(',')
-      .map((h) => h.trim().toLowerCase())
-      .filter(Boolean),
-    ca: env.WEBHOOK_CA_FILE ? fs.readFileSync(env.WEBHOOK_CA_FILE, 'utf8') : undefined,
-    timeoutMs: Number(env.WEBHOOK_TIMEOUT_MS ?? 10_000),
-    concurrency: Number(env.WEBHOOK_CONCURRENCY ?? 16),
+    allowedHosts: e.WEBHOOK_ALLOWED_HOSTS.map((h) => h.toLowerCase()),
+    ca: e.WEBHOOK_CA_FILE ? fs.readFileSync(e.WEBHOOK_CA_FILE, 'utf8') : undefined,
+    timeoutMs: e.WEBHOOK_TIMEOUT_MS,
+    concurrency: e.WEBHOOK_CONCURRENCY,
     retryDelaysMs: RETRY_DELAYS_MS,
   };
 }

@@ -8,6 +8,7 @@ import { systemClock, type Clock } from '../clock';
 import type { AppContext } from '../context';
 import { alertIsActive, dueDeliveries, recordAttempt, type DueDelivery } from './queue';
 import { post } from './send';
+import { env } from '../../lib/env';
 
 const LEASE = 'alert-deliveries';
 
@@ -39,7 +40,7 @@ export class DeliveryWorker {
   ) {
     this.queue = new PQueue({ concurrency: ctx.webhooks.concurrency });
     this.pollMs = opts.pollMs ?? 1000;
-    this.leaseMs = opts.leaseMs ?? Number(process.env.WEBHOOK_LEASE_MS ?? 30_000);
+    this.leaseMs = opts.leaseMs ?? env().WEBHOOK_LEASE_MS;
     this.batch = opts.batch ?? 200;
     this.wall = opts.wallClock ?? systemClock;
   }
