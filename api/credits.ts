@@ -5,6 +5,7 @@ import crypto from 'node:crypto';
 import type Database from 'better-sqlite3';
 import { systemClock, type Clock } from './clock';
 import { periodOf, PLANS, type PlanName } from './store';
+import { pidIsAlive } from '../lib/files';
 
 export { RateLimiter, type RateDecision } from './rate-limit';
 
@@ -260,11 +261,5 @@ export function ownerIsDead(owner: string): boolean {
   const [host, pidText] = owner.split('/');
   const pid = Number(pidText);
   if (host !== os.hostname() || !Number.isSafeInteger(pid)) return false;
-  if (pid === process.pid) return true;
-  try {
-    process.kill(pid, 0);
-    return false;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'ESRCH';
-  }
+  return pid === process.pid || !pidIsAlive(pid);
 }

@@ -12,6 +12,7 @@ import { paths } from './config';
 import { lit } from './duck';
 import { GenerationalDir, maybePauseForTests } from './generations';
 import { partitionAxes, type PartitionValues, type SourceDeclaration } from './sources/types';
+import { pidIsAlive } from './files';
 
 export interface PartitionRecord {
   /** Axis values, in the source's axis order (DVF `{ code_departement: '33', annee: 2021 }`). */
@@ -155,7 +156,7 @@ export class Lake {
       fs.writeFileSync(file, String(process.pid), { flag: 'wx' });
     } catch {
       const pid = Number(fs.readFileSync(file, 'utf8'));
-      if (pid && isAlive(pid)) throw new Error(`another pipeline (pid ${pid}) is running on ${this.root}`);
+      if (pid && pidIsAlive(pid)) throw new Error(`another pipeline (pid ${pid}) is running on ${this.root}`);
       fs.writeFileSync(file, String(process.pid)); // stale lock of a killed run
     }
     return () => fs.rmSync(file, { force: true });
@@ -231,18 +232,4 @@ export class LakeTransaction {
   }
 }
 
-/** Writes a small file through a temporary name and a rename, so a reader never sees it half-written. */
-export function writeFileAtomic(file: string, content: string): void {
-  const tmp = `${file}.tmp-${process.pid}`;
-  fs.writeFileSync(tmp, content);
-  fs.renameSync(tmp, file);
-}
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}

@@ -5,6 +5,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { dataDir, paths } from './config';
+import { writeFileAtomic } from './files';
 
 export function currentServingFile(root = dataDir()): string | undefined {
   const dir = paths.serving(root);
@@ -39,8 +40,7 @@ export const calibrationStampFile = (root: string) => path.join(paths.marts(root
 
 export function writeCalibrationStamp(root: string, servingFile: string): void {
   const file = calibrationStampFile(root);
-  fs.writeFileSync(`${file}.tmp`, JSON.stringify({ serving_file: path.basename(servingFile) }) + '\n');
-  fs.renameSync(`${file}.tmp`, file);
+  writeFileAtomic(file, JSON.stringify({ serving_file: path.basename(servingFile) }) + '\n');
 }
 
 /**

@@ -10,10 +10,11 @@ import { dataDir, paths, repoRoot } from '../lib/config';
 import { HAVERSINE_MACRO_SQL } from '../lib/distance';
 import { all, DuckDBInstance, lit, run, type DuckDBConnection } from '../lib/duck';
 import { GenerationalDir, maybePauseForTests, TEMP_FILE } from '../lib/generations';
-import { Lake, writeFileAtomic } from '../lib/lake';
+import { Lake } from '../lib/lake';
 import { lakeManifestHash, servingStampFile, type ServingStamp } from '../lib/serving';
 import { sourceDeclaration } from '../lib/sources';
 import { env } from '../lib/env';
+import { writeFileAtomic } from '../lib/files';
 
 export interface Model {
   name: string;

@@ -13,6 +13,7 @@ import { calibrate, calibrationFile, cohortOf, learnBias, spreadOf, type Calibra
 import { BEST_K, DEFAULT_MAX_AGE_MONTHS, ESTIMATE_K, MIN_COMPARABLES, ESTIMATE_SURFACE_FACTOR, estimateFrom, intervalFor, pickRadius, priceStats, widenedRadius, type Comparable, type Fallback } from './estimator';
 import { adjustBacktestPools } from './features';
 import { candidateWhere, comparableColumns, RANK_ORDER, trendJoinSql, WEIGHT_ORDER, withinRadiusSql, type SubjectSql } from './sql';
+import { writeFileAtomic } from '../files';
 
 /** The targets' columns as the estimator's subject: /v1/estimate's defaults (no rooms, 500 m, 18 months). */
 const TARGET_SUBJECT: SubjectSql = {
@@ -422,8 +423,7 @@ async function writeOutputs(conn: DuckDBConnection, dataRoot: string, rows: Valu
     fs.rmSync(tmpJson, { force: true });
   }
   const file = calibrationFile(dataRoot);
-  fs.writeFileSync(`${file}.tmp`, JSON.stringify(calibration, null, 2));
-  fs.renameSync(`${file}.tmp`, file);
+  writeFileAtomic(file, JSON.stringify(calibration, null, 2));
 }
 
 export const pct = (v: number | null) => (v === null ? 'n/a' : `${(v * 100).toFixed(1)} %`);

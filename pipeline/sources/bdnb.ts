@@ -11,6 +11,7 @@ import { BDNB_DEFAULT_MILLESIME, BDNB_SCHEMA, bdnbDeclaration } from '../../lib/
 import { unzipEntries } from '../unzip';
 import { writeQueryPartition } from './national';
 import type { ImportContext, ImportItem, ImportResult, Part, Selection, Source } from './types';
+import { fillSql, readSql as readSqlFile } from '../../lib/sql-file';
 
 export { BDNB_DEFAULT_MILLESIME };
 
@@ -69,8 +70,7 @@ export const BDNB_TABLE_FILES: Record<BdnbTable, string> = {
   batiment_groupe_dvf_open_statistique: 'csv/batiment_groupe_dvf_open_statistique.csv',
 };
 
-const sqlDir = path.join(path.dirname(new URL(import.meta.url).pathname), 'bdnb');
-const readSql = (name: string) => fs.readFileSync(path.join(sqlDir, name), 'utf8');
+const readSql = (name: string) => readSqlFile(import.meta.url, path.join('bdnb', name));
 
 export interface HeaderMapping {
   /** Canonical column → the file's header name, for the columns found. */
@@ -187,12 +187,6 @@ export interface BdnbStaged {
 /** The temp tables stageBdnb leaves (dropped by dropBdnbTables). */
 const TEMP_TABLES = ['bdnb_groupe_raw', 'bdnb_ffo_raw', 'bdnb_dvf_raw', 'bdnb_groupe_parcelles', 'bdnb_batiments'];
 
-const fill = (sql: string, vars: Record<string, string>) =>
-  sql.replace(/\{\{([\w.]+)\}\}/g, (_, k: string) => {
-    if (vars[k] === undefined) throw new Error(`missing SQL template variable ${k}`);
-    return vars[k];
-  });
-
 const GROUP_COLUMNS = 'rowid AS rid, batiment_groupe_id, code_commune_insee, libelle_commune_insee, code_iris, s_geom_groupe, geom_groupe IS NOT NULL AS has_geometry';
 
 /**
@@ -220,7 +214,7 @@ export async function stageBdnb(conn: DuckDBConnection, files: BdnbFiles): Promi
      NULL::VARCHAR AS usage_niveau_1_txt`))}`);
   await run(conn, `CREATE OR REPLACE TEMP TABLE bdnb_dvf_raw AS ${await source('batiment_groupe_dvf_open_statistique', none(
     'NULL::VARCHAR AS batiment_groupe_id, NULL::INTEGER AS nb_mutation, NULL::DOUBLE AS prix_m2_local_median'))}`);
-  await run(conn, fill(readSql('parcelles.sql'), { rel: await source('rel_batiment_groupe_parcelle', none(
+  await run(conn, fillSql(readSql('parcelles.sql'), { rel: await source('rel_batiment_groupe_parcelle', none(
     'NULL::VARCHAR AS batiment_groupe_id, NULL::VARCHAR AS parcelle_id, NULL::BOOLEAN AS parcelle_principale')) }));
 
   const [raw] = await all<Record<string, number>>(conn, `SELECT count(*) AS rows_read,
@@ -231,7 +225,7 @@ export async function stageBdnb(conn: DuckDBConnection, files: BdnbFiles): Promi
     FROM bdnb_groupe_raw`);
   const { rows_read: rowsRead, ...rawAnomalies } = raw;
   const groups = rowsRead - rawAnomalies.missing_batiment_groupe_id - rawAnomalies.duplicate_batiment_groupe_id;
-  const build = (oneRowPerId: boolean) => run(conn, fill(readSql('batiments.sql'), {
+  const build = (oneRowPerId: boolean) => run(conn, fillSql(readSql('batiments.sql'), {
     'centroid.sql': readSql('centroid.sql'),
     groups: `SELECT ${GROUP_COLUMNS} FROM bdnb_groupe_raw WHERE batiment_groupe_id IS NOT NULL${rawAnomalies.duplicate_batiment_groupe_id
       ? ' QUALIFY row_number() OVER (PARTITION BY batiment_groupe_id ORDER BY geom_groupe IS NULL, s_geom_groupe IS NULL) = 1' : ''}`,

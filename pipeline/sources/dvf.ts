@@ -5,6 +5,7 @@ import path from 'node:path';
 import { all, lit, run } from '../../lib/duck';
 import { DVF_DEPARTEMENTS, DVF_SCHEMA, dvfDeclaration } from '../../lib/sources/dvf';
 import type { ImportContext, ImportItem, ImportResult, Part, Selection, Source } from './types';
+import { fillSql, readSql as readSqlFile } from '../../lib/sql-file';
 
 export const GEO_DVF_BASE = 'https://files.data.gouv.fr/geo-dvf/latest/csv';
 // The DGFiP publishes each release in a new dated folder: pass the release folder with --base-url.
@@ -24,20 +25,14 @@ const NATURE_CULTURE: Record<string, string> = {
 /** Lake columns, in file order (declared in lib/sources/dvf.ts). `code_departement` and `annee` live in the partition path. */
 export const LAKE_COLUMNS = Object.keys(DVF_SCHEMA) as Array<keyof typeof DVF_SCHEMA>;
 
-const sqlDir = path.join(path.dirname(new URL(import.meta.url).pathname), 'dvf');
-const readSql = (name: string) => fs.readFileSync(path.join(sqlDir, name), 'utf8');
-const fill = (sql: string, vars: Record<string, string>) =>
-  sql.replace(/\{\{(\w+)\}\}/g, (_, k: string) => {
-    if (!(k in vars)) throw new Error(`missing SQL template variable ${k}`);
-    return vars[k];
-  });
+const readSql = (name: string) => readSqlFile(import.meta.url, path.join('dvf', name));
 
 function stagingSql(format: string, files: string[]): string {
   const list = `[${files.map(lit).join(', ')}]`;
-  if (format === 'geo-dvf') return fill(readSql('stage_geo.sql'), { files: list });
+  if (format === 'geo-dvf') return fillSql(readSql('stage_geo.sql'), { files: list });
   if (format === 'dgfip') {
     const values = Object.entries(NATURE_CULTURE).map(([c, l]) => `(${lit(c)}, ${lit(l)})`).join(', ');
-    return fill(readSql('stage_raw.sql'), { files: list, nature_culture_values: values });
+    return fillSql(readSql('stage_raw.sql'), { files: list, nature_culture_values: values });
   }
   throw new Error(`unknown DVF format ${format} (expected geo-dvf or dgfip)`);
 }
@@ -131,7 +126,7 @@ export const dvfSource: Source = {
            hive_partitioning = true, hive_types = {'code_departement': VARCHAR, 'annee': INTEGER})`
       : `SELECT NULL::VARCHAR AS mutation_key, NULL::BIGINT AS id, NULL::TIMESTAMP AS imported_at,
            NULL::VARCHAR AS code_departement, NULL::INTEGER AS annee WHERE false`;
-    await run(conn, fill(readSql('assign_ids.sql'), { previous, now: lit(ctx.now.toISOString()) }));
+    await run(conn, fillSql(readSql('assign_ids.sql'), { previous, now: lit(ctx.now.toISOString()) }));
 
     step('write Parquet');
     const staging = lake.makeStagingDir();

@@ -1,16 +1,14 @@
 // GET /v1/businesses/search (5 credits, cached 1 h): real-estate professionals (SIRENE establishments of the seven
 // business types) around a point, nearest first, optionally with their postal code's 24-month DVF figures computed
 // in the same query for all results (search.sql, search_dvf.sql).
-import fs from 'node:fs';
-import path from 'node:path';
 import { haversineSql, METERS_PER_DEGREE } from '../../../lib/distance';
 import { BUSINESS_TYPES, NAF_BY_TYPE } from '../../../lib/sirene';
 import { ApiError, invalidParams } from '../../errors';
 import { booleanParam, enumParam, numberParam, round2, z } from '../../params';
 import { defineEndpoint } from '../../platform';
+import { fillSql, readSql as readSqlFile } from '../../../lib/sql-file';
 
-const sqlDir = path.dirname(new URL(import.meta.url).pathname);
-const readSql = (name: string) => fs.readFileSync(path.join(sqlDir, name), 'utf8');
+const readSql = (name: string) => readSqlFile(import.meta.url, name);
 const SEARCH_SQL = readSql('search.sql');
 const DVF_SQL = readSql('search_dvf.sql');
 
@@ -21,7 +19,7 @@ function searchSql(withDvf: boolean): string {
     dvf_columns: withDvf ? ', coalesce(dvf.dvf_nb_mutations, 0) AS dvf_nb_mutations, dvf.dvf_prix_m2_median' : '',
     dvf_join: withDvf ? ' LEFT JOIN dvf USING (code_postal)' : '',
   };
-  return SEARCH_SQL.replace(/\{\{(\w+)\}\}/g, (_, k: string) => vars[k]);
+  return fillSql(SEARCH_SQL, vars);
 }
 const SQL = { plain: searchSql(false), dvf: searchSql(true) };
 

@@ -10,6 +10,7 @@ import { all, lit, run, type DuckDBConnection } from '../../../lib/duck';
 import { lambert93Macros } from '../../../lib/lambert93';
 import { csvQuery, stageFile, type StageColumn, type StageResult as TemplateResult } from '../../stage';
 import { DPE_ALIASES, DPE_RAW_COLUMNS } from './columns';
+import { fillSql, readSql } from '../../../lib/sql-file';
 
 export interface DpeFile {
   path: string;
@@ -17,7 +18,7 @@ export interface DpeFile {
   dataset: string;
 }
 
-const STAGE_SQL = fs.readFileSync(path.join(path.dirname(new URL(import.meta.url).pathname), 'stage.sql'), 'utf8');
+const STAGE_SQL = readSql(import.meta.url, 'stage.sql');
 
 /** The first bytes of a file as text, gunzipped when needed: enough to tell a raw API response from NDJSON pages. */
 async function readHead(file: string, maxBytes = 64 * 1024): Promise<string> {
@@ -80,7 +81,7 @@ const TYPED_COLUMNS = DPE_RAW_COLUMNS.join(', ');
 async function loadFile(conn: DuckDBConnection, file: DpeFile, first: boolean): Promise<{ rowsRead: number; anomalies: Record<string, number> }> {
   const into = (select: string) =>
     first ? `CREATE OR REPLACE TEMP TABLE dpe_typed AS ${select}` : `INSERT INTO dpe_typed ${select}`;
-  const typed = (raw: string) => STAGE_SQL.replace('{{raw}}', () => raw).replace('{{dataset}}', () => lit(file.dataset));
+  const typed = (raw: string) => fillSql(STAGE_SQL, { raw, dataset: lit(file.dataset) });
   const { json } = await fileKind(file);
   if (!json) {
     const q = await csvQuery(conn, { file: file.path, table: 'dpe_file', columns: RAW_COLUMNS, format: 'csv' });
@@ -124,7 +125,7 @@ export async function stageDpeFiles(conn: DuckDBConnection, files: DpeFile[]): P
     rowsRead += res.rowsRead;
     for (const [k, n] of Object.entries(res.anomalies)) fileAnomalies[k] = (fileAnomalies[k] ?? 0) + n;
   }
-  if (!files.length) await run(conn, `CREATE OR REPLACE TEMP TABLE dpe_typed AS ${STAGE_SQL.replace('{{raw}}', `(SELECT ${DPE_RAW_COLUMNS.map((c) => `NULL::VARCHAR AS ${c}`).join(', ')} LIMIT 0)`).replace('{{dataset}}', "''")}`);
+  if (!files.length) await run(conn, `CREATE OR REPLACE TEMP TABLE dpe_typed AS ${fillSql(STAGE_SQL, { raw: `(SELECT ${DPE_RAW_COLUMNS.map((c) => `NULL::VARCHAR AS ${c}`).join(', ')} LIMIT 0)`, dataset: "''" })}`);
   // Legacy exports may carry no number: identical lines there can be distinct dwellings of one building, so they are
   // numbered, never merged (the dataset is part of the hash, and a département has one file per dataset).
   await run(conn, `UPDATE dpe_typed SET dpe_id = 'sans-numero-' || s.content_hash || '-' || s.n

@@ -1,19 +1,12 @@
 // Typed staging of géo-SIRENE establishment files and StockUniteLegale files in DuckDB: the streaming template
 // (pipeline/stage.ts) reads the files where they lie (CSV, CSV.gz, ZIP; never into the Node heap) and finds columns by
 // header name; the rules (active, seven business types, privacy of partial diffusion) live in the sibling .sql files.
-import fs from 'node:fs';
-import path from 'node:path';
 import { all, lit, one, run, type DuckDBConnection } from '../../../lib/duck';
 import { nafTypeValuesSql, NOT_DIFFUSED } from '../../../lib/sirene';
 import { stageFile, type StageColumn } from '../../stage';
+import { fillSql, readSql as readSqlFile } from '../../../lib/sql-file';
 
-const sqlDir = path.dirname(new URL(import.meta.url).pathname);
-const readSql = (name: string) => fs.readFileSync(path.join(sqlDir, name), 'utf8');
-const fill = (sql: string, vars: Record<string, string>) =>
-  sql.replace(/\{\{(\w+)\}\}/g, (_, k: string) => {
-    if (!(k in vars)) throw new Error(`missing SQL template variable ${k}`);
-    return vars[k];
-  });
+const readSql = (name: string) => readSqlFile(import.meta.url, name);
 
 /** Columns of a StockEtablissement / géo-SIRENE file the staging reads; the others are ignored. */
 export const ETAB_REQUIRED = ['siren', 'etatAdministratifEtablissement', 'activitePrincipaleEtablissement', 'codeCommuneEtablissement'];
@@ -88,8 +81,8 @@ export async function stageEtablissements(conn: DuckDBConnection, files: string[
   await defineMacros(conn);
   const raw = await rawTable(conn, 'sirene_raw_etab', files, ETAB_REQUIRED, ETAB_OPTIONAL);
   const absentColumns = raw.absent;
-  await run(conn, fill(readSql('scan_etablissements.sql'), { naf_types: nafTypeValuesSql() }));
-  await run(conn, `CREATE OR REPLACE TEMP TABLE sirene_etablissements_stg AS ${fill(readSql('stage_etablissements.sql'), { voie_types: voieTypesSql() })}`);
+  await run(conn, fillSql(readSql('scan_etablissements.sql'), { naf_types: nafTypeValuesSql() }));
+  await run(conn, `CREATE OR REPLACE TEMP TABLE sirene_etablissements_stg AS ${fillSql(readSql('stage_etablissements.sql'), { voie_types: voieTypesSql() })}`);
   const { latest_treatment, ...scan } = (await one<Record<string, number> & { latest_treatment: string | null }>(
     conn,
     `SELECT count(*) AS rows_read, max(date_traitement)::VARCHAR AS latest_treatment,
