@@ -245,7 +245,7 @@ function gridJoin(radiusM: number, maxLat: number | null): { targets: string; ca
   };
 }
 
-/** The plain nearest-neighbour baseline (issue 18): the 10 nearest clean sales within 500 m of the last 18 months. */
+/** The plain nearest-neighbour baseline: the 10 nearest clean sales within 500 m of the last 18 months. */
 export const KNN = { k: 10, radiusM: 500, months: 18, surfaceTolerance: 0.3 } as const;
 
 /**

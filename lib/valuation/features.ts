@@ -1,4 +1,4 @@
-// Building and energy features of the valuation estimator (issue 18 item 4): a comparable's adjusted €/m² is brought
+// Building and energy features of the valuation estimator: a comparable's adjusted €/m² is brought
 // to the subject's DPE class and construction bracket, × exp(effect[subject] − effect[comparable]) per feature known on
 // both sides (nothing when either is unknown). The effects are estimated from the data, net of location and time, by
 // the valuation_ajustements mart (per type and département, national fallback, shrunk toward 0, and for month M from

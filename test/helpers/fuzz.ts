@@ -1,4 +1,4 @@
-// Property-based fuzzing of the HTTP API, generated from the served OpenAPI document (issue 12, item 14): every
+// Property-based fuzzing of the HTTP API, generated from the served OpenAPI document: every
 // documented operation, every parameter, so a new endpoint is covered without editing anything. Requests mix valid
 // values (examples, enum members, in-range numbers) with hostile ones (wrong types, huge and non-finite numbers, empty
 // and 10,000-character strings, control and non-ASCII characters, SQL and path-traversal strings, repeated and

@@ -1,4 +1,4 @@
-// Building and energy adjustments of the valuation estimator (issue 18 item 4): the valuation_ajustements mart against
+// Building and energy adjustments of the valuation estimator: the valuation_ajustements mart against
 // an independent TypeScript computation over the demo's rows and against the effects the demo generator planted in
 // its prices; the adjustment itself; /v1/estimate's classe_dpe and annee_construction; the portfolio's lookup.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// Issue 12, items 6 and 7: the pipeline SIGKILLed during the marts build, between the Parquet marts and the serving
+// The pipeline SIGKILLed during the marts build, between the Parquet marts and the serving
 // database, or before the valuation calibration. Readers never see a mixed state, a plain rerun (every file
 // unchanged) finishes the interrupted step, and leftovers are gone after it.
 import fs from 'node:fs';

@@ -1,4 +1,4 @@
-// Issue 11's "done when": a third-party source declared in this test (a small CSV stock file with a snapshot date, no
+// Extensibility: a third-party source declared in this test (a small CSV stock file with a snapshot date, no
 // year axis), registered, imported through the CLI's own function with --from-dir and its own defaults, and read by a
 // mart that the test adds as an extra model folder. Nothing in pipeline/, marts/ or lib/ knows about it.
 import fs from 'node:fs';

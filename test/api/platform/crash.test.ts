@@ -1,4 +1,4 @@
-// Nothing lost on a crash (issue 12, item 5): the real server (`npm start`'s entry) over a temp data folder, a burst of
+// Nothing lost on a crash: the real server (`npm start`'s entry) over a temp data folder, a burst of
 // concurrent requests from several keys, SIGKILL in the middle of it, a restart, and every key's balance drop must
 // equal the credits of the 2xx answers its clients actually received. Charges left pending by the killed process are
 // refunded by the restart.

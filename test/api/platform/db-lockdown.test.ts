@@ -1,5 +1,5 @@
-// The API's DuckDB connection reads only its own database file and writes nowhere (issue 12, item 8), and GET /health
-// shows the serving file's name and vintage, never its path (item 9).
+// The API's DuckDB connection reads only its own database file and writes nowhere, and GET /health
+// shows the serving file's name and vintage, never its path.
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

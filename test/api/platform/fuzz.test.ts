@@ -1,4 +1,4 @@
-// Seeded property-based fuzzing of every operation of the served OpenAPI document (issue 12, item 14; generator and
+// Seeded property-based fuzzing of every operation of the served OpenAPI document (generator and
 // checks in test/helpers/fuzz.ts). Bounded for `npm test` (FUZZ_RUNS requests, default 2,500, and 45 s);
 // `npm run fuzz -- --n 100000` runs it long. Set FUZZ_SEED to replay another sequence.
 import fc from 'fast-check';

@@ -1,4 +1,4 @@
-// Bad input a client can send, found by a black-box probe of the running API (issue 12): each case used to answer a
+// Bad input a client can send, found by a black-box probe of the running API: each case used to answer a
 // 500, an empty body or a misleading message. Every answer here must be the JSON error body with the right status.
 import net from 'node:net';
 import type { Server } from 'node:http';
@@ -41,7 +41,7 @@ function expectError(r: { status: number; body: string }, status: number, code: 
   expect(typeof body.error.message).toBe('string');
 }
 
-describe('malformed percent-encoding in the path (issue 12, item 1)', () => {
+describe('malformed percent-encoding in the path', () => {
   for (const path of ['/v1/transactions/%ZZ', '/%', '/%E0%A4%A', '/v1/transactions/%E0%A4%A', '/health/%C0']) {
     it(`GET ${path} is 400 invalid_request`, async () => {
       const r = await rawRequest(portOf(api.url), `GET ${path} HTTP/1.1\r\nHost: x\r\nX-API-Key: ${key}\r\nConnection: close\r\n\r\n`);
@@ -50,7 +50,7 @@ describe('malformed percent-encoding in the path (issue 12, item 1)', () => {
   }
 });
 
-describe('a body that is not what Content-Encoding says (issue 12, item 2)', () => {
+describe('a body that is not what Content-Encoding says', () => {
   const send = (path: string, encoding: string, body: Buffer | string, method = 'GET') =>
     rawRequest(
       portOf(api.url),
@@ -76,7 +76,7 @@ describe('a body that is not what Content-Encoding says (issue 12, item 2)', () 
   });
 });
 
-describe('numbers past any sensible range (issue 12, item 3)', () => {
+describe('numbers past any sensible range', () => {
   const huge = ['18446744073709551616', '1e19', '1e300', '9223372036854775807', '1e400', '-1e300'];
   for (const param of ['prix_min', 'prix_max', 'surface_min', 'surface_max', 'pieces_min', 'pieces_max', 'offset']) {
     it(`${param} huge is 400 invalid_params naming it`, async () => {
@@ -108,7 +108,7 @@ describe('numbers past any sensible range (issue 12, item 3)', () => {
   });
 });
 
-describe("Node's HTTP parser refusals carry the JSON error body (issue 12, item 4)", () => {
+describe("Node's HTTP parser refusals carry the JSON error body", () => {
   let server: Server;
   let port: number;
   beforeAll(async () => {
@@ -151,7 +151,7 @@ describe("Node's HTTP parser refusals carry the JSON error body (issue 12, item 
   });
 });
 
-describe('the INSEE-code pattern as published (issue 12, item 11)', () => {
+describe('the INSEE-code pattern as published', () => {
   it('every published pattern compiles without flags and accepts its own example', async () => {
     const doc = (await api.get('/v1/openapi.json')).body;
     const inseeParams: string[] = [];
@@ -181,7 +181,7 @@ describe('the INSEE-code pattern as published (issue 12, item 11)', () => {
   });
 });
 
-describe('messages that say what is wrong (issue 12, item 13)', () => {
+describe('messages that say what is wrong', () => {
   it('a repeated parameter says it was given more than once', async () => {
     const r = await api.get('/v1/transactions?code_postal=75015&code_postal=75011', key);
     expect(r.status).toBe(400);

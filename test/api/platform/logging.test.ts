@@ -1,4 +1,4 @@
-// The access log (issue 12, item 10): one JSON line per request with its id, method, path and query string, status,
+// The access log: one JSON line per request with its id, method, path and query string, status,
 // duration, credits and key id, never the key; stack traces for unforeseen server errors only; level and file set by
 // LOG_LEVEL / LOG_FILE.
 import fs from 'node:fs';

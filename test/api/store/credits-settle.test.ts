@@ -1,4 +1,4 @@
-// Charges that settle (issue 12, item 5): pending until kept or refunded, pending charges of a dead process refunded
+// Charges that settle: pending until kept or refunded, pending charges of a dead process refunded
 // at start-up and only those, and the migration of a ledger written before charges had a state.
 import os from 'node:os';
 import path from 'node:path';
