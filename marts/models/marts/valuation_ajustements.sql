@@ -8,7 +8,7 @@
 -- check: accepted_values(variable, 'classe_dpe', 'tranche_construction')
 -- check: expression(nb_ventes > 0 and nb_ventes_reference > 0 and abs(effet) <= abs(effet_brut) + 1e-9)
 -- check: expression((variable = 'classe_dpe' and modalite in ('A', 'B', 'C', 'D', 'E', 'F', 'G')) or (variable = 'tranche_construction' and modalite in ('avant_1919', '1919_1945', '1946_1970', '1971_1990', '1991_2005', '2006_plus')))
--- Building and energy adjustments of the valuation estimator (issue 18 item 4, lib/valuation/features.ts): a
+-- Building and energy adjustments of the valuation estimator (lib/valuation/features.ts): a
 -- comparable's €/m² × exp(effet[subject's modality] − effet[comparable's modality]) when both are known.
 -- `effet` is the effect of a DPE class relative to class D, or of a construction bracket (BDNB) relative to
 -- 1971_1990, on ln(€/m²) NET OF LOCATION AND TIME: each sale's residual is ln(€/m²) minus ln of its commune's indexed

@@ -11,7 +11,7 @@
 -- then longitude gives each row group a small lat/lon extent, so DuckDB's min/max statistics skip nearly all of them.
 -- Outliers and off-plan sales (VEFA: new-build prices) never serve as comparables; bulk sales are kept and flagged
 -- (the endpoints exclude them by default). Sales without coordinates stay for the postal-code and commune fallbacks.
--- Building and energy features (issue 18 item 4, lib/valuation/features.ts): the energy class of the sale's matched
+-- Building and energy features (lib/valuation/features.ts): the energy class of the sale's matched
 -- diagnostic (dpe_ventes) and the construction year and bracket of its matched BDNB building (bdnb_ventes), NULL when
 -- the sale has no match; both marts hold at most one row per sale, so the LEFT JOIN never duplicates a sale.
 -- Both are merged by sale first (a full join of two narrow tables), so the sales meet ONE hash table on their way to
