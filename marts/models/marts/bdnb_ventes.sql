@@ -6,6 +6,26 @@
 -- check: not_null(id, batiment_groupe_id, match_method)
 -- check: accepted_values(match_method, 'parcelle', 'distance')
 -- check: expression(match_method = 'parcelle' or match_distance_m <= 200)
+-- check: relationships(id, ventes.id)
+-- check: relationships(batiment_groupe_id, bdnb_batiments.batiment_groupe_id)
+-- column: id: = ventes
+-- column: batiment_groupe_id: the matched building group (`bdnb_batiments.batiment_groupe_id`)
+-- column: match_method: `parcelle` (a group of the sale's parcel: the one whose main parcel it is first, then the largest footprint) or `distance` (the nearest group within 200 m)
+-- column: match_distance_m: metres from the sale's point to the group's centroid, whatever the method, rounded to 0.1; NULL when either has no point
+-- column: code_departement: = ventes
+-- column: code_postal: = ventes
+-- column: code_commune_actuel: = ventes
+-- column: latitude: = ventes
+-- column: longitude: = ventes
+-- column: type_local: = ventes
+-- column: prix_m2: = ventes
+-- column: date_mutation: = ventes
+-- column: is_bulk_sale: = ventes
+-- column: is_outlier: = ventes
+-- column: is_vefa: = ventes
+-- column: annee_construction: = bdnb_batiments
+-- column: tranche: = bdnb_batiments
+-- column: mat_mur_txt: = bdnb_batiments
 -- DVF × BDNB: each sale → one building group. First the parcel relation (the sale's id_parcelle → the groups on that
 -- parcel, the one whose main parcel it is first, then the largest footprint); else the nearest group within 200 m
 -- of the sale's point. The nearest-neighbour search buckets both sides in grids of cells at least as wide as the

@@ -9,6 +9,27 @@
 -- check: expression(distance_m <= 50)
 -- check: expression(methode_match = 'cadastre' or abs(surface_gap_pct) <= 35)
 -- check: expression(date_etablissement_dpe <= date_mutation + interval 90 day and date_etablissement_dpe >= date_mutation - interval 10 year)
+-- check: relationships(id, ventes.id)
+-- check: relationships(dpe_id, dpe_diagnostics.dpe_id)
+-- column: id: = ventes
+-- column: date_mutation: = ventes
+-- column: annee: = ventes
+-- column: type_local: `Maison` or `Appartement` (as `ventes.type_local`)
+-- column: valeur_fonciere: = ventes
+-- column: prix_m2: = ventes
+-- column: surface_reelle_bati: = ventes
+-- column: code_postal: = ventes
+-- column: code_commune_actuel: = ventes
+-- column: commune: = ventes
+-- column: code_departement: = ventes
+-- column: dpe_id: the matched diagnostic (`dpe_diagnostics.dpe_id`)
+-- column: classe_energie: its energy class `A`–`G`; NULL when its label is outside A–G
+-- column: date_etablissement_dpe: = dpe_diagnostics
+-- column: avant_reforme_2021: = dpe_diagnostics
+-- column: methode_match: `cadastre` (the diagnostic's parcel is the sale's, within 50 m; for a flat the surface within ±35 % too) or `proximity` (within 50 m, surface within ±35 %)
+-- column: distance_m: metres between the sale's and the diagnostic's points (≤ 50), rounded to 0.1
+-- column: surface_gap_pct: `(surface_habitable − surface_reelle_bati) / surface_reelle_bati × 100`, rounded to 0.1; NULL when the diagnostic has no surface
+-- column: jours_avant_vente: days from the diagnostic to the deed (negative: established after the sale, at most 90 days)
 -- Rules (specification and docs/decisions.md, "DPE"): a clean sale (the ventes cleaning: neither bulk, outlier nor
 -- VEFA) of one house or flat gets at most one diagnostic of the same kind of dwelling, valid at the sale: established
 -- at most 10 years before it, or at most 90 days after it. First by guarded cadastral reference: the diagnostic's

@@ -5,6 +5,20 @@
 -- check: not_null(id, dpe_id, classe_energie, distance_m, prix_m2, code_departement)
 -- check: accepted_values(classe_energie, 'A', 'B', 'C', 'D', 'E', 'F', 'G')
 -- check: expression(distance_m <= 200)
+-- check: relationships(id, ventes.id)
+-- check: relationships(dpe_id, dpe_diagnostics.dpe_id)
+-- column: id: = ventes
+-- column: date_mutation: = ventes
+-- column: annee: = ventes
+-- column: type_local: `Maison` or `Appartement` (as `ventes.type_local`)
+-- column: prix_m2: = ventes
+-- column: code_postal: = ventes
+-- column: code_commune_actuel: = ventes
+-- column: commune: = ventes
+-- column: code_departement: = ventes
+-- column: dpe_id: the diagnostic crossed: at the nearest diagnostic point within 200 m in the département, the one established closest to the sale
+-- column: classe_energie: its energy class `A`–`G`
+-- column: distance_m: metres from the sale's point to that diagnostic's (≤ 200), rounded to 0.1
 -- The looser crossing of GET /v1/stats/dpe-premium (specification): the nearest diagnostic (not replaced, class A–G)
 -- within 200 m in the same département, whatever its date or dwelling. Sales share points (geo-DVF places a sale at
 -- its parcel: a building's flats, the resales of a house) and so do diagnostics (a building's flats share their BAN
