@@ -7,7 +7,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { dataDir, paths, repoRoot } from '../lib/config';
-import { HAVERSINE_MACRO_SQL } from '../lib/distance';
+import { GRID_CELLS_MACRO_SQL, HAVERSINE_MACRO_SQL } from '../lib/distance';
 import { all, DuckDBInstance, lit, run, type DuckDBConnection } from '../lib/duck';
 import { GenerationalDir, maybePauseForTests, TEMP_FILE } from '../lib/generations';
 import { Lake, writeFileAtomic } from '../lib/lake';
@@ -202,6 +202,7 @@ async function build(lake: Lake, root: string, modelsDirs: string[], log: (m: st
   const instance = await DuckDBInstance.create(building, { threads: '2', memory_limit: process.env.FONCIER_MARTS_MEMORY_LIMIT || '8GB' });
   const conn = await instance.connect();
   await run(conn, HAVERSINE_MACRO_SQL);
+  await run(conn, GRID_CELLS_MACRO_SQL);
   const report: BuildReport = { servingFile: '', models: [], seconds: 0 };
   let martsGen: string | undefined;
   // One manifest read for the whole build: every model sees the same lake, and the stamp says which one.

@@ -39,10 +39,9 @@
 -- then the nearest. Replaced diagnostics never match.
 -- The spatial join runs on distinct points (a building's flats, a house's resales share the parcel's point; a
 -- building's diagnostics share their BAN address point): each pair of points within 50 m is found once, then expanded
--- to its sales and diagnostics. Points are bucketed in a grid of cells 0.00047° of latitude (52.3 m) by 0.00075° of
--- longitude (52.2 m at 51.2° N, the north of metropolitan France; wider further south and overseas), so every point
--- within 50 m of another lies in the 3 × 3 block of cells around it: no cross join. A bounding-box test, cheaper than
--- the haversine, drops most of the block's points first.
+-- to its sales and diagnostics. Points are bucketed in a grid of cells at least 50 m wide (the grid_cells macro,
+-- lib/distance.ts), so every point within 50 m of another lies in the 3 × 3 block of cells around it: no cross join.
+-- A bounding-box test, cheaper than the haversine, drops most of the block's points first.
 with sales as (
     select id, date_mutation, annee, type_local, valeur_fonciere, prix_m2, surface_reelle_bati, id_parcelle,
         latitude, longitude, code_postal, code_commune_actuel, commune, code_departement,
@@ -67,9 +66,8 @@ sale_points as materialized (
 ),
 
 diag_points as materialized (
-    select latitude, longitude, floor(latitude / 0.00047)::bigint as cy, floor(longitude / 0.00075)::bigint as cx
-    from diagnostics
-    group by all
+    select latitude, longitude, unnest(grid_cells(latitude, longitude, 50, 0)) as cell
+    from (select distinct latitude, longitude from diagnostics)
 ),
 
 point_pairs as materialized (
@@ -79,11 +77,10 @@ point_pairs as materialized (
             -- haversine_m: the runner's macro (lib/distance.ts)
             haversine_m(s.latitude, s.longitude, d.latitude, d.longitude) as distance_m
         from (
-            select latitude, longitude, lon_tol,
-                floor(latitude / 0.00047)::bigint + dy.d as cy, floor(longitude / 0.00075)::bigint + dx.d as cx
-            from sale_points, (values (-1), (0), (1)) dy(d), (values (-1), (0), (1)) dx(d)
+            select latitude, longitude, lon_tol, unnest(grid_cells(latitude, longitude, 50, 1)) as cell
+            from sale_points
         ) s
-        join diag_points d using (cy, cx)
+        join diag_points d using (cell)
         where abs(d.latitude - s.latitude) <= 0.000455 and abs(d.longitude - s.longitude) <= s.lon_tol
     )
     where distance_m <= 50
