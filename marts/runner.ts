@@ -1,7 +1,8 @@
 // dbt-like marts runner: SQL models under marts/models declare their dependencies with {{ ref('x') }} /
-// {{ source('x') }} and their grain, sort order, indexes, checks and columns (each with its meaning) in header comments. Models are built in
-// dependency order into a new DuckDB file; every check must pass; tables are exported to Parquet as a new generation of
-// data/marts (lib/generations.ts), and the file becomes the serving database through an atomic pointer swap.
+// {{ source('x') }} and their grain, sort order, indexes, checks and columns (each with its meaning) in header
+// comments. Models are built in dependency order into a new DuckDB file; every check must pass; tables are exported to
+// Parquet as a new generation of data/marts (lib/generations.ts), and the file becomes the serving database through an
+// atomic pointer swap.
 // Models live in marts/models; `modelsDirs` adds folders (a plug-in source's models, docs/adding-a-source.md).
 import crypto from 'node:crypto';
 import fs from 'node:fs';
