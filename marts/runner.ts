@@ -1,13 +1,14 @@
 // dbt-like marts runner: SQL models under marts/models declare their dependencies with {{ ref('x') }} /
-// {{ source('x') }} and their grain, sort order, indexes and checks in header comments. Models are built in
-// dependency order into a new DuckDB file; every check must pass; tables are exported to Parquet as a new generation of
-// data/marts (lib/generations.ts), and the file becomes the serving database through an atomic pointer swap.
+// {{ source('x') }} and their grain, sort order, indexes, checks and columns (each with its meaning) in header
+// comments. Models are built in dependency order into a new DuckDB file; every check must pass; tables are exported to
+// Parquet as a new generation of data/marts (lib/generations.ts), and the file becomes the serving database through an
+// atomic pointer swap.
 // Models live in marts/models; `modelsDirs` adds folders (a plug-in source's models, docs/adding-a-source.md).
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { dataDir, paths, repoRoot } from '../lib/config';
-import { HAVERSINE_MACRO_SQL } from '../lib/distance';
+import { GRID_CELLS_MACRO_SQL, HAVERSINE_MACRO_SQL } from '../lib/distance';
 import { all, DuckDBInstance, lit, run, type DuckDBConnection } from '../lib/duck';
 import { GenerationalDir, maybePauseForTests, TEMP_FILE } from '../lib/generations';
 import { Lake } from '../lib/lake';
@@ -27,6 +28,17 @@ export interface Model {
   checks: string[];
   refs: string[];
   sources: string[];
+  /**
+   * `-- column: name: meaning` lines, in header order. A meaning `= model` (or `= model.column`) says the column is
+   * that model's column, with its meaning (`columnMeanings` resolves it). A table model that declares columns must
+   * build exactly those: the build fails otherwise.
+   */
+  columns: ModelColumn[];
+}
+
+export interface ModelColumn {
+  name: string;
+  meaning: string;
 }
 
 export interface BuildReport {
@@ -59,6 +71,14 @@ export function loadModels(dir = MODELS_DIR): Model[] {
       sort: list('sort'),
       indexes: list('index'),
       checks: header('check'),
+      columns: header('column').map((line) => {
+        const c = /^(\w+)\s*:\s*(.+)$/.exec(line);
+        if (!c) throw new Error(`${rel}: a column line is "-- column: name: meaning", not "${line}"`);
+        return { name: c[1], meaning: c[2].trim() };
+      }).map((c, i, cols) => {
+        if (cols.findIndex((d) => d.name === c.name) !== i) throw new Error(`${rel}: column ${c.name} is declared twice`);
+        return c;
+      }),
       refs: [...sql.matchAll(/\{\{\s*ref\('(\w+)'\)\s*\}\}/g)].map((m) => m[1]),
       sources: [...sql.matchAll(/\{\{\s*source\('(\w+)'(?:,\s*'(\w+)')?\)\s*\}\}/g)].map((m) => m[1]),
     };
@@ -74,7 +94,8 @@ export function orderModels(models: Model[]): Model[] {
     if (state.get(m.name) === 'done') return;
     if (state.get(m.name) === 'visiting') throw new Error(`dependency cycle through model ${m.name}`);
     state.set(m.name, 'visiting');
-    for (const r of m.refs) {
+    // a relationships check reads its target model, which must be built first (unless it is the model itself)
+    for (const r of [...m.refs, ...m.checks.flatMap(relationshipTarget).filter((t) => t !== m.name)]) {
       const dep = byName.get(r);
       if (!dep) throw new Error(`model ${m.name} refers to unknown model ${r}`);
       visit(dep);
@@ -83,6 +104,42 @@ export function orderModels(models: Model[]): Model[] {
     out.push(m);
   };
   for (const m of models) visit(m);
+  return out;
+}
+
+/** The model a `relationships(column, model.column)` check refers to (none for other kinds). */
+function relationshipTarget(check: string): string[] {
+  const m = /^relationships\((.*)\)$/s.exec(check.trim());
+  return m ? [relationshipArgs(m[1], check).model] : [];
+}
+
+function relationshipArgs(args: string, check: string): { column: string; model: string; target: string } {
+  const m = /^(\w+)\s*,\s*(\w+)\.(\w+)$/.exec(args.trim());
+  if (!m) throw new Error(`malformed check "${check}": relationships(column, model.column)`);
+  return { column: m[1], model: m[2], target: m[3] };
+}
+
+/**
+ * Each column's meaning, `= model[.column]` references followed (one level: a referenced meaning must be a text).
+ * Throws on a reference to an unknown model or column, so a renamed column cannot leave a dangling meaning.
+ */
+export function columnMeanings(models: Model[]): Map<string, Map<string, string>> {
+  const byName = new Map(models.map((m) => [m.name, new Map(m.columns.map((c) => [c.name, c.meaning]))]));
+  const out = new Map<string, Map<string, string>>();
+  for (const m of models) {
+    const resolved = new Map<string, string>();
+    for (const c of m.columns) {
+      const ref = /^=\s*(\w+)(?:\.(\w+))?$/.exec(c.meaning);
+      if (!ref) {
+        resolved.set(c.name, c.meaning);
+        continue;
+      }
+      const target = byName.get(ref[1])?.get(ref[2] ?? c.name);
+      if (!target || target.startsWith('=')) throw new Error(`${m.name}.${c.name}: "${c.meaning}" names no documented column`);
+      resolved.set(c.name, `${target} (as \`${ref[1]}.${ref[2] ?? c.name}\`)`);
+    }
+    out.set(m.name, resolved);
+  }
   return out;
 }
 
@@ -101,6 +158,12 @@ export function checkQuery(table: string, check: string): string {
       return `select count(*) from ${table} where ${cols[0]} is not null and ${cols[0]} not in (${cols.slice(1).join(', ')})`;
     case 'expression':
       return `select count(*) from ${table} where not coalesce((${args}), false)`;
+    case 'relationships': {
+      // every non-null value of the column exists in the target model's column (a foreign key)
+      const r = relationshipArgs(args, check);
+      return `select count(*) from (select ${r.column} as v from ${table} where ${r.column} is not null) c
+        anti join ${r.model} t on t.${r.target} = c.v`;
+    }
     default:
       throw new Error(`unknown check kind ${kind} on ${table}`);
   }
@@ -142,6 +205,7 @@ async function build(lake: Lake, root: string, modelsDirs: string[], log: (m: st
   const instance = await DuckDBInstance.create(building, { threads: '2', memory_limit: env().FONCIER_MARTS_MEMORY_LIMIT! });
   const conn = await instance.connect();
   await run(conn, HAVERSINE_MACRO_SQL);
+  await run(conn, GRID_CELLS_MACRO_SQL);
   const report: BuildReport = { servingFile: '', models: [], seconds: 0 };
   let martsGen: string | undefined;
   // One manifest read for the whole build: every model sees the same lake, and the stamp says which one.
@@ -180,6 +244,7 @@ async function build(lake: Lake, root: string, modelsDirs: string[], log: (m: st
         const order = model.sort.length ? ` order by ${model.sort.join(', ')}` : '';
         await run(conn, `create or replace table ${model.name} as select * from (${body})${order}`);
         for (const col of model.indexes) await run(conn, `create index ${model.name}_${col}_idx on ${model.name} (${col})`);
+        if (model.columns.length) await checkColumns(conn, model);
       }
       for (const check of model.checks) {
         const [row] = await all<Record<string, number>>(conn, checkQuery(model.name, check));
@@ -222,6 +287,20 @@ async function build(lake: Lake, root: string, modelsDirs: string[], log: (m: st
   report.servingFile = final;
   report.seconds = (performance.now() - started) / 1000;
   return report;
+}
+
+/** The columns a table model declares in its header are exactly those it built (names; order free). */
+async function checkColumns(conn: DuckDBConnection, model: Model): Promise<void> {
+  const built = (await all<{ column_name: string }>(conn, `describe ${model.name}`)).map((r) => r.column_name);
+  const declared = model.columns.map((c) => c.name);
+  const undeclared = built.filter((c) => !declared.includes(c));
+  const absent = declared.filter((c) => !built.includes(c));
+  if (undeclared.length || absent.length) {
+    throw new Error(`columns of ${model.name} differ from its header: ${[
+      undeclared.length ? `no "-- column:" line for ${undeclared.join(', ')}` : '',
+      absent.length ? `declared but not built: ${absent.join(', ')}` : '',
+    ].filter(Boolean).join('; ')}`);
+  }
 }
 
 /**

@@ -1,11 +1,11 @@
-// `npm run docs:analysts`: writes docs/analysts.md from the marts' SQL headers (grain, sort, checks, leading comment)
-// and the columns of the Parquet marts of DATA_DIR (build them first: `npm start` on demo data, or the pipeline), so
+// `npm run docs:analysts`: writes docs/analysts.md from the marts' SQL headers (grain, sort, checks, leading comment,
+// the meaning of each column) and the columns and types of the Parquet marts of DATA_DIR (build them first: `npm start` on demo data, or the pipeline), so
 // the document cannot drift from the models: test/marts/analysts.test.ts regenerates it on the demo dataset and fails when
 // the committed file differs. The worked examples below are run by that test too.
 import fs from 'node:fs';
 import path from 'node:path';
 import { dataDir, paths, repoRoot } from '../lib/config';
-import { loadModels, MODELS_DIR, type Model } from '../marts/runner';
+import { columnMeanings, loadModels, MODELS_DIR, type Model } from '../marts/runner';
 import { openMarts, runSql } from './sql';
 
 export const ANALYSTS_DOC = path.join(repoRoot, 'docs', 'analysts.md');
@@ -83,7 +83,7 @@ function descriptionOf(model: Model): string {
   for (const line of model.sql.split('\n')) {
     if (!line.startsWith('--')) break;
     const text = line.replace(/^--\s?/, '');
-    if (/^(grain|materialized|sort|index|check):/.test(text)) continue;
+    if (/^(grain|materialized|sort|index|check|column):/.test(text)) continue;
     lines.push(text.trim());
   }
   return lines.join(' ');
@@ -91,7 +91,14 @@ function descriptionOf(model: Model): string {
 
 const code = (s: string) => `\`${s.replace(/`/g, "'")}\``;
 
-function modelSection(model: Model, columns: Array<{ name: string; type: string }> | undefined): string {
+/** The columns a `not_null` check covers: the only nullability the build guarantees. */
+function notNullColumns(model: Model): Set<string> {
+  return new Set(model.checks.flatMap((c) => /^not_null\((.*)\)$/s.exec(c.trim())?.[1].split(',').map((s) => s.trim()) ?? []));
+}
+
+const cell = (s: string) => s.replace(/\|/g, '\\|');
+
+function modelSection(model: Model, meanings: Map<string, string>, columns: Array<{ name: string; type: string }> | undefined): string {
   const out = [`### ${model.name}`, ''];
   const description = descriptionOf(model);
   if (description) out.push(description, '');
@@ -104,14 +111,26 @@ function modelSection(model: Model, columns: Array<{ name: string; type: string 
   if (!columns) {
     out.push('_Not built in the data folder this document was generated from._', '');
   } else {
-    out.push('| column | type |', '|---|---|', ...columns.map((c) => `| ${c.name} | ${c.type} |`), '');
+    const notNull = notNullColumns(model);
+    out.push(
+      '| column | type | never null | meaning |',
+      '|---|---|---|---|',
+      ...columns.map((c) => {
+        const meaning = meanings.get(c.name);
+        if (!meaning) throw new Error(`${model.name}.${c.name} has no meaning: add a "-- column: ${c.name}: …" line to ${path.relative(repoRoot, model.file)}`);
+        return `| ${c.name} | ${c.type} | ${notNull.has(c.name) ? 'yes (checked)' : ''} | ${cell(meaning)} |`;
+      }),
+      '',
+    );
   }
   return out.join('\n');
 }
 
 /** The whole document, from the models and the Parquet marts of `root`. */
 export async function renderAnalystsDoc(root = dataDir()): Promise<string> {
-  const tables = loadModels(MODELS_DIR).filter((m) => m.materialized === 'table');
+  const models = loadModels(MODELS_DIR);
+  const meanings = columnMeanings(models);
+  const tables = models.filter((m) => m.materialized === 'table');
   const names = new Set(tables.map((m) => m.name));
   const marts = await openMarts(root);
   const columnsOf = new Map<string, Array<{ name: string; type: string }>>();
@@ -168,10 +187,11 @@ print(con.sql("select type_local, count(*) from ventes group by all").df())  # .
 ${examples.join('\n')}
 ## Marts
 
-${tables.length} marts, in the order of \`marts/models/\`. Grain, sort order and checks come from each model's header;
-columns and types from its Parquet file.
+${tables.length} marts, in the order of \`marts/models/\`. Grain, sort order, checks and the meaning of each column come from
+each model's header; columns and types from its Parquet file. "Never null" marks the columns a \`not_null\` check
+covers; any other column may be null where its meaning says so.
 
-${tables.map((m) => modelSection(m, columnsOf.get(m.name))).join('\n')}`;
+${tables.map((m) => modelSection(m, meanings.get(m.name)!, columnsOf.get(m.name))).join('\n')}`;
 }
 
 async function main(): Promise<void> {

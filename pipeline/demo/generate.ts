@@ -2,8 +2,8 @@
 // (<outDir>/<annee>/departements/<dep>.csv.gz, 40-column header, one line per local/parcel) so that the
 // pipeline, the marts and the API can be run and demoed end to end without downloading DVF, plus
 // <outDir>/demo-truth.json describing what was planted (volumes, resales) so tests can check that the
-// statistics recover it. The format quirks copied here come from the genuine sample
-// /work/shared/data/dvf/geo-dvf_2021_33_extrait_abzac.csv (see its PROVENANCE.md).
+// statistics recover it. The format quirks copied here are those of genuine geo-DVF files (an Abzac, 33,
+// extract of 2021).
 //
 // Determinism: everything is drawn from one seeded PRNG (mulberry32) consumed in a fixed order
 // (communes in code order, then years, then months), and gzip output carries no timestamp, so the same
@@ -11,7 +11,7 @@
 //
 // Communes, INSEE codes, postal codes and centroids are real (centroids from the La Poste
 // "base officielle des codes postaux", 2025-06-19); they are hard-coded because the demo must run
-// without ../shared. Prices, surfaces, addresses and parcels are invented.
+// offline, from the repository alone. Prices, surfaces, addresses and parcels are invented.
 
 import { createWriteStream } from 'node:fs';
 import { mkdir, rename, writeFile } from 'node:fs/promises';

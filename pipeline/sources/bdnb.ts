@@ -27,8 +27,8 @@ export function bdnbArchivePath(vintage: string, dep: string): string {
 export type BdnbTable = 'batiment_groupe' | 'batiment_groupe_ffo_bat' | 'rel_batiment_groupe_parcelle' | 'batiment_groupe_dvf_open_statistique';
 
 /**
- * Every column each table is known to have (PROVENANCE.md of shared/data/bdnb: the API's field names, which are the
- * tables' column names). The full list matters for truncated headers: a 10-character name is only trusted when no
+ * Every column each table is known to have (the BDNB API's field names, which are the tables'
+ * column names). The full list matters for truncated headers: a 10-character name is only trusted when no
  * other column of the table truncates to it (`prix_m2_local_median` and `prix_m2_local_max` are both `prix_m2_lo`).
  */
 const KNOWN_COLUMNS: Record<BdnbTable, string[]> = {

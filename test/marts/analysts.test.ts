@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { repoRoot } from '../../lib/config';
 import type { Row } from '../../lib/duck';
-import { loadModels } from '../../marts/runner';
+import { columnMeanings, loadModels } from '../../marts/runner';
 import { ANALYSTS_DOC, EXAMPLES, renderAnalystsDoc } from '../../scripts/docs-analysts';
 import { formatTable, openMarts, runSql, type Marts } from '../../scripts/sql';
 import { testData } from '../helpers/data';
@@ -47,6 +47,18 @@ describe('docs/analysts.md', () => {
       expect(section, m.name).toBeDefined();
       expect(section).toContain(m.grain!);
       for (const c of m.checks) expect(section).toContain(c);
+    }
+  });
+
+  it('gives every column of every mart a meaning: the model headers list exactly the columns of the built marts', async () => {
+    const models = loadModels();
+    const meanings = columnMeanings(models);
+    const tables = models.filter((m) => m.materialized === 'table');
+    expect(tables.length).toBeGreaterThan(20);
+    for (const m of tables) {
+      const built = (await runSql(marts.conn, `describe "${m.name}"`)).rows.map((r) => String(r.column_name));
+      expect(m.columns.map((c) => c.name).sort(), m.name).toEqual([...built].sort());
+      for (const c of built) expect(meanings.get(m.name)!.get(c), `${m.name}.${c}`).toMatch(/\S.{9,}/);
     }
   });
 

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { all, DuckDBInstance, type Row } from '../../lib/duck';
 import { currentServingFile } from '../../lib/serving';
-import { buildMarts, checkQuery, loadModels, orderModels, type Model } from '../../marts/runner';
+import { buildMarts, checkQuery, columnMeanings, loadModels, orderModels, type Model } from '../../marts/runner';
 import { runSource } from '../../pipeline/run';
 import { GEO_SAMPLE, sampleTree, splitCsv, tempDir, writeGeoFile } from '../helpers/samples';
 
@@ -21,13 +21,28 @@ async function servingRows(file: string, sql: string): Promise<Row[]> {
 
 describe('marts runner', () => {
   const model = (name: string, refs: string[]): Model =>
-    ({ name, refs, file: '', sql: '', materialized: 'table', sort: [], indexes: [], checks: [], sources: [] });
+    ({ name, refs, file: '', sql: '', materialized: 'table', sort: [], indexes: [], checks: [], sources: [], columns: [] });
 
   it('orders models by their references and rejects cycles and unknown references', () => {
     const ordered = orderModels([model('c', ['b']), model('a', []), model('b', ['a'])]).map((m) => m.name);
     expect(ordered).toEqual(['a', 'b', 'c']);
     expect(() => orderModels([model('a', ['b']), model('b', ['a'])])).toThrow(/cycle/);
     expect(() => orderModels([model('a', ['zz'])])).toThrow(/unknown model zz/);
+  });
+
+  it('resolves a column meaning given as "= model[.column]", and refuses one that names no documented column', () => {
+    const a = { ...model('a', []), columns: [{ name: 'id', meaning: 'the key' }, { name: 'n', meaning: 'a count' }] };
+    const b = { ...model('b', []), columns: [{ name: 'id', meaning: '= a' }, { name: 'total', meaning: '= a.n' }] };
+    const meanings = columnMeanings([a, b]);
+    expect(meanings.get('b')).toEqual(new Map([['id', 'the key (as `a.id`)'], ['total', 'a count (as `a.n`)']]));
+    const dangling = { ...model('c', []), columns: [{ name: 'x', meaning: '= a.gone' }] };
+    expect(() => columnMeanings([a, dangling])).toThrow(/c.x: "= a.gone" names no documented column/);
+  });
+
+  it('builds the target of a relationships check first, as a reference', () => {
+    const child = { ...model('child', []), checks: ['relationships(parent_id, parent.id)'] };
+    expect(orderModels([child, model('parent', [])]).map((m) => m.name)).toEqual(['parent', 'child']);
+    expect(() => checkQuery('t', 'relationships(a, b)')).toThrow(/relationships\(column, model.column\)/);
   });
 
   it('reads grain, sort, index and checks from the model headers', () => {
@@ -37,6 +52,37 @@ describe('marts runner', () => {
     expect(ventes.refs.sort()).toEqual(['stg_commune_codes', 'stg_dvf_lines']);
     expect(ventes.checks).toContain('unique(id)');
     expect(() => checkQuery('t', 'nonsense(x)')).toThrow(/unknown check/);
+  });
+});
+
+describe('model contracts: relationships checks and declared columns', () => {
+  // Models that read no source: a build of them needs no lake.
+  const build = async (files: Record<string, string>) => {
+    const models = tempDir();
+    for (const [name, sql] of Object.entries(files)) fs.writeFileSync(path.join(models, `${name}.sql`), sql);
+    return buildMarts({ dataRoot: tempDir(), modelsDir: models });
+  };
+  const parent = `-- column: id: the key\nselect * from (values (1), (2)) t(id)`;
+
+  it('a relationships check passes when every non-null value exists in the target column', async () => {
+    const report = await build({
+      parent,
+      child: `-- check: relationships(parent_id, parent.id)\nselect * from (values (1), (2), (2), (null)) t(parent_id)`,
+    });
+    expect(report.models.map((m) => m.name)).toEqual(['parent', 'child']);
+  });
+
+  it('a relationships check fails the build on a value missing from the target, counting the offending rows', async () => {
+    await expect(build({
+      parent,
+      child: `-- check: relationships(parent_id, parent.id)\nselect * from (values (1), (3), (3), (null)) t(parent_id)`,
+    })).rejects.toThrow(/check failed on child: relationships\(parent_id, parent.id\) \(2 offending rows\)/);
+  });
+
+  it('a model whose built columns differ from its "-- column:" lines fails the build, naming them', async () => {
+    await expect(build({ parent: `-- column: id: the key\n-- column: gone: a column no longer built\nselect 1 as id, 2 as extra` }))
+      .rejects.toThrow(/columns of parent differ from its header: no "-- column:" line for extra; declared but not built: gone/);
+    await expect(build({ parent: `-- column: id: the key\n-- column: id: again\nselect 1 as id` })).rejects.toThrow(/declared twice/);
   });
 });
 

@@ -4,6 +4,30 @@
 -- check: unique(id)
 -- check: not_null(id, code_departement, code_commune, date_mutation, type_local, valeur_fonciere)
 -- check: accepted_values(type_local, 'Maison', 'Appartement', 'Local commercial')
+-- check: relationships(id, ventes.id)
+-- column: id: = ventes
+-- column: code_departement: = ventes
+-- column: code_postal: = ventes
+-- column: voie_cle: the street's matching key: `adresse_nom_voie` upper case without accents or punctuation, a leading street type dropped, common words abbreviated as DVF does, articles dropped (`AV DE PARIS` → `PARIS`); the same rule as the API's street key; NULL without a street name
+-- column: adresse_nom_voie: = ventes
+-- column: numero: street number as an integer; NULL when absent or not a number
+-- column: adresse_suffixe: = ventes
+-- column: address: = ventes
+-- column: code_commune: = ventes
+-- column: code_commune_actuel: = ventes
+-- column: commune: = ventes
+-- column: section: = ventes
+-- column: no_plan: = ventes
+-- column: id_parcelle: = ventes
+-- column: section_cle: the section upper case without leading zeros (`0D` and `D` are one section): the parcel lookup's key
+-- column: plan_num: `no_plan` as an integer (`0012` → 12): the parcel lookup's key
+-- column: lots: = ventes
+-- column: date_mutation: = ventes
+-- column: type_local: = ventes
+-- column: valeur_fonciere: = ventes
+-- column: prix_m2: = ventes
+-- column: surface_reelle_bati: = ventes
+-- column: nombre_pieces_principales: = ventes
 -- GET /v1/property-history reads only this table: sales keyed by a normalised street name (voie_cle) so an address
 -- lookup is an equality on (code_postal, voie_cle), and by a normalised cadastral parcel (section_cle, plan_num).
 -- voie_cle MUST stay identical to streetKey() in api/routes/property-history/street.ts (a test compares them on every street):

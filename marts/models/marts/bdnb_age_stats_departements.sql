@@ -3,6 +3,12 @@
 -- sort: code_departement, type_key
 -- check: not_null(code_departement, type_key, nb)
 -- check: accepted_values(type_key, 'Maison', 'Appartement', 'all')
+-- column: code_departement: = ventes
+-- column: type_key: `Maison`, `Appartement`, or `all` (both)
+-- column: tranche: the construction bracket (as `bdnb_batiments.tranche`) of the sales' matched buildings; NULL on the zone row (every clean sale, matched or not)
+-- column: nb: clean sales (houses or flats, no bulk, outlier or VEFA sale, a €/m²) of the row
+-- column: med: their median `prix_m2` (€/m², interpolated)
+-- column: avg: their mean `prix_m2` (€/m²)
 -- The figures of /v1/bdnb/age-stats over a whole département, precomputed for its three type choices (Maison,
 -- Appartement, both = 'all'): a code_departement query reads these rows instead of taking medians over up to a
 -- million sales at each call. Same clean sales as the endpoint's query (api/routes/bdnb/common.ts): houses and flats,

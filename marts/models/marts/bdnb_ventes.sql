@@ -6,10 +6,31 @@
 -- check: not_null(id, batiment_groupe_id, match_method)
 -- check: accepted_values(match_method, 'parcelle', 'distance')
 -- check: expression(match_method = 'parcelle' or match_distance_m <= 200)
+-- check: relationships(id, ventes.id)
+-- check: relationships(batiment_groupe_id, bdnb_batiments.batiment_groupe_id)
+-- column: id: = ventes
+-- column: batiment_groupe_id: the matched building group (`bdnb_batiments.batiment_groupe_id`)
+-- column: match_method: `parcelle` (a group of the sale's parcel: the one whose main parcel it is first, then the largest footprint) or `distance` (the nearest group within 200 m)
+-- column: match_distance_m: metres from the sale's point to the group's centroid, whatever the method, rounded to 0.1; NULL when either has no point
+-- column: code_departement: = ventes
+-- column: code_postal: = ventes
+-- column: code_commune_actuel: = ventes
+-- column: latitude: = ventes
+-- column: longitude: = ventes
+-- column: type_local: = ventes
+-- column: prix_m2: = ventes
+-- column: date_mutation: = ventes
+-- column: is_bulk_sale: = ventes
+-- column: is_outlier: = ventes
+-- column: is_vefa: = ventes
+-- column: annee_construction: = bdnb_batiments
+-- column: tranche: = bdnb_batiments
+-- column: mat_mur_txt: = bdnb_batiments
 -- DVF × BDNB: each sale → one building group. First the parcel relation (the sale's id_parcelle → the groups on that
 -- parcel, the one whose main parcel it is first, then the largest footprint); else the nearest group within 200 m
 -- of the sale's point. The nearest-neighbour search buckets both sides in grids of cells at least as wide as the
--- radius searched and compares a sale only with the groups of its 3 × 3 block of cells: never a cross join.
+-- radius searched (the grid_cells macro, lib/distance.ts) and compares a sale only with the groups of its 3 × 3 block
+-- of cells: never a cross join.
 -- Rules in docs/data.md.
 with sales as (
     select id, id_parcelle, latitude, longitude, code_departement, code_postal, code_commune_actuel, type_local,
@@ -50,14 +71,12 @@ to_place as materialized (
     where s.latitude is not null and s.longitude is not null
 ),
 
--- Two grids, both with cells at least as wide as their search radius, so every group within that radius of a sale
--- lies in the sale's 3 × 3 block of cells (longitude cells are sized for 51.1° N, the north of metropolitan France,
--- and are wider further south). First 50 m (0.00045° × 0.000725°): a group found within 50 m is the nearest, since
--- any nearer one is in the same block; most sales are placed there, against a few candidates each. The others then
--- search 200 m (0.0018° × 0.0029°), which alone would compare each sale with 16 times more groups.
+-- Two grids (grid_cells), each with cells at least as wide as its search radius, so every group within that radius of
+-- a sale lies in the sale's 3 × 3 block of cells. First 50 m: a group found within 50 m is the nearest, since any
+-- nearer one is in the same block; most sales are placed there, against a few candidates each. The others then
+-- search 200 m, which alone would compare each sale with 16 times more groups.
 near_cells as (
-    select bat_row, latitude, longitude,
-        floor(latitude / 0.00045)::bigint as cy, floor(longitude / 0.000725)::bigint as cx
+    select bat_row, latitude, longitude, unnest(grid_cells(latitude, longitude, 50, 0)) as cell
     from bat
     where latitude is not null and longitude is not null
 ),
@@ -70,21 +89,17 @@ near as materialized (
             -- haversine_m: the runner's macro (lib/distance.ts)
             haversine_m(s.latitude, s.longitude, b.latitude, b.longitude) as distance_m
         from (
-            select id, latitude, longitude,
-                floor(latitude / 0.00045)::bigint + dy.d as cy, floor(longitude / 0.000725)::bigint + dx.d as cx
+            select id, latitude, longitude, unnest(grid_cells(latitude, longitude, 50, 1)) as cell
             from to_place
-            cross join (values (-1), (0), (1)) dy(d)
-            cross join (values (-1), (0), (1)) dx(d)
         ) s
-        join near_cells b using (cy, cx)
+        join near_cells b using (cell)
     )
     where distance_m <= 50
     group by id
 ),
 
 far_cells as (
-    select bat_row, latitude, longitude,
-        floor(latitude / 0.0018)::bigint as cy, floor(longitude / 0.0029)::bigint as cx
+    select bat_row, latitude, longitude, unnest(grid_cells(latitude, longitude, 200, 0)) as cell
     from bat
     where latitude is not null and longitude is not null
 ),
@@ -95,14 +110,11 @@ far as (
         select s.id, b.bat_row,
             haversine_m(s.latitude, s.longitude, b.latitude, b.longitude) as distance_m
         from (
-            select t.id, t.latitude, t.longitude,
-                floor(t.latitude / 0.0018)::bigint + dy.d as cy, floor(t.longitude / 0.0029)::bigint + dx.d as cx
+            select t.id, t.latitude, t.longitude, unnest(grid_cells(t.latitude, t.longitude, 200, 1)) as cell
             from to_place t
             anti join near n on n.id = t.id
-            cross join (values (-1), (0), (1)) dy(d)
-            cross join (values (-1), (0), (1)) dx(d)
         ) s
-        join far_cells b using (cy, cx)
+        join far_cells b using (cell)
     )
     where distance_m <= 200
     group by id

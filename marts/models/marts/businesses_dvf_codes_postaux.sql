@@ -3,6 +3,10 @@
 -- sort: code_postal
 -- check: unique(code_postal)
 -- check: not_null(code_postal, date_fin, dvf_nb_mutations)
+-- column: code_postal: = ventes
+-- column: date_fin: the latest loaded sale of the postal code's département (the later one when it spans two): the window's last day
+-- column: dvf_nb_mutations: clean house and flat sales (no bulk, outlier or VEFA; `prix_m2` known) of the postal code in the 24 months ending at `date_fin`
+-- column: dvf_prix_m2_median: their median `prix_m2` (€/m², interpolated); NULL without such a sale
 -- The house and flat sales of the postal code with default cleaning (no bulk sale, outlier or VEFA; prix_m2 known) in
 -- the 24 months ending at the latest sale loaded for its département (DVF is published months late); a postal code
 -- over two départements takes the later end. Precomputed so that the search joins ~6,000 rows instead of scanning the

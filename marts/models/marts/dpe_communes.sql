@@ -6,6 +6,18 @@
 -- check: not_null(code_commune_actuel, code_departement, nb_transactions_avec_dpe, computed_at)
 -- check: expression(nb_transactions_avec_dpe >= 30)
 -- check: expression(pct_passoires_3ans is null or pct_passoires_3ans between 0 and 1)
+-- column: code_commune_actuel: = ventes
+-- column: commune: the commune name most of its matched sales carry
+-- column: code_postal: the postal code most of its matched sales carry
+-- column: code_departement: = ventes
+-- column: nb_transactions_avec_dpe: matched sales (`dpe_ventes`) of the commune with a €/m², at least 30
+-- column: prime_verte_a_vs_d: median €/m² of class A sales over class D's, minus 1 (a fraction); NULL below 30 class-D sales or without class A sales
+-- column: prime_verte_b_vs_d: as `prime_verte_a_vs_d`, class B
+-- column: prime_verte_f_vs_d: as `prime_verte_a_vs_d`, class F
+-- column: prime_verte_g_vs_d: as `prime_verte_a_vs_d`, class G
+-- column: nb_passoires_3ans: matched sales since 2022 whose diagnostic is class F or G
+-- column: pct_passoires_3ans: `nb_passoires_3ans` over the matched sales since 2022 (a fraction, 0–1); NULL without such a sale
+-- column: computed_at: when the marts were built
 -- Precomputed for GET /v1/dpe/commune-stats from the matched sales (dpe_ventes); per-class prices in
 -- dpe_communes_classes. prime_verte: median €/m² of a class over class D's, minus 1, when class D has at least 30 sales
 -- (the rule of /v1/dpe/prix-par-classe). Passoires: classes F and G among the crossings of sales since 2022.

@@ -4,6 +4,13 @@
 -- check: unique(code_commune_actuel, classe_energie)
 -- check: not_null(code_commune_actuel, classe_energie, nb, prix_m2_median)
 -- check: accepted_values(classe_energie, 'A', 'B', 'C', 'D', 'E', 'F', 'G')
+-- check: relationships(code_commune_actuel, dpe_communes.code_commune_actuel)
+-- column: code_commune_actuel: = ventes
+-- column: classe_energie: energy class `A`–`G` of the matched diagnostics
+-- column: nb: matched sales (`dpe_ventes`) of the class with a €/m²
+-- column: prix_m2_median: their median `prix_m2` (€/m², interpolated)
+-- column: prix_m2_p25: first quartile of their `prix_m2` (€/m², interpolated)
+-- column: prix_m2_p75: third quartile of their `prix_m2` (€/m², interpolated)
 -- Prices per m² of the matched sales of each class, for GET /v1/dpe/commune-stats (quartiles: continuous).
 with final as (
     select v.code_commune_actuel, v.classe_energie, count(*) as nb,

@@ -9,6 +9,27 @@
 -- check: expression(distance_m <= 50)
 -- check: expression(methode_match = 'cadastre' or abs(surface_gap_pct) <= 35)
 -- check: expression(date_etablissement_dpe <= date_mutation + interval 90 day and date_etablissement_dpe >= date_mutation - interval 10 year)
+-- check: relationships(id, ventes.id)
+-- check: relationships(dpe_id, dpe_diagnostics.dpe_id)
+-- column: id: = ventes
+-- column: date_mutation: = ventes
+-- column: annee: = ventes
+-- column: type_local: `Maison` or `Appartement` (as `ventes.type_local`)
+-- column: valeur_fonciere: = ventes
+-- column: prix_m2: = ventes
+-- column: surface_reelle_bati: = ventes
+-- column: code_postal: = ventes
+-- column: code_commune_actuel: = ventes
+-- column: commune: = ventes
+-- column: code_departement: = ventes
+-- column: dpe_id: the matched diagnostic (`dpe_diagnostics.dpe_id`)
+-- column: classe_energie: its energy class `A`–`G`; NULL when its label is outside A–G
+-- column: date_etablissement_dpe: = dpe_diagnostics
+-- column: avant_reforme_2021: = dpe_diagnostics
+-- column: methode_match: `cadastre` (the diagnostic's parcel is the sale's, within 50 m; for a flat the surface within ±35 % too) or `proximity` (within 50 m, surface within ±35 %)
+-- column: distance_m: metres between the sale's and the diagnostic's points (≤ 50), rounded to 0.1
+-- column: surface_gap_pct: `(surface_habitable − surface_reelle_bati) / surface_reelle_bati × 100`, rounded to 0.1; NULL when the diagnostic has no surface
+-- column: jours_avant_vente: days from the diagnostic to the deed (negative: established after the sale, at most 90 days)
 -- Rules (specification and docs/decisions.md, "DPE"): a clean sale (the ventes cleaning: neither bulk, outlier nor
 -- VEFA) of one house or flat gets at most one diagnostic of the same kind of dwelling, valid at the sale: established
 -- at most 10 years before it, or at most 90 days after it. First by guarded cadastral reference: the diagnostic's
@@ -18,10 +39,9 @@
 -- then the nearest. Replaced diagnostics never match.
 -- The spatial join runs on distinct points (a building's flats, a house's resales share the parcel's point; a
 -- building's diagnostics share their BAN address point): each pair of points within 50 m is found once, then expanded
--- to its sales and diagnostics. Points are bucketed in a grid of cells 0.00047° of latitude (52.3 m) by 0.00075° of
--- longitude (52.2 m at 51.2° N, the north of metropolitan France; wider further south and overseas), so every point
--- within 50 m of another lies in the 3 × 3 block of cells around it: no cross join. A bounding-box test, cheaper than
--- the haversine, drops most of the block's points first.
+-- to its sales and diagnostics. Points are bucketed in a grid of cells at least 50 m wide (the grid_cells macro,
+-- lib/distance.ts), so every point within 50 m of another lies in the 3 × 3 block of cells around it: no cross join.
+-- A bounding-box test, cheaper than the haversine, drops most of the block's points first.
 with sales as (
     select id, date_mutation, annee, type_local, valeur_fonciere, prix_m2, surface_reelle_bati, id_parcelle,
         latitude, longitude, code_postal, code_commune_actuel, commune, code_departement,
@@ -46,9 +66,8 @@ sale_points as materialized (
 ),
 
 diag_points as materialized (
-    select latitude, longitude, floor(latitude / 0.00047)::bigint as cy, floor(longitude / 0.00075)::bigint as cx
-    from diagnostics
-    group by all
+    select latitude, longitude, unnest(grid_cells(latitude, longitude, 50, 0)) as cell
+    from (select distinct latitude, longitude from diagnostics)
 ),
 
 point_pairs as materialized (
@@ -58,11 +77,10 @@ point_pairs as materialized (
             -- haversine_m: the runner's macro (lib/distance.ts)
             haversine_m(s.latitude, s.longitude, d.latitude, d.longitude) as distance_m
         from (
-            select latitude, longitude, lon_tol,
-                floor(latitude / 0.00047)::bigint + dy.d as cy, floor(longitude / 0.00075)::bigint + dx.d as cx
-            from sale_points, (values (-1), (0), (1)) dy(d), (values (-1), (0), (1)) dx(d)
+            select latitude, longitude, lon_tol, unnest(grid_cells(latitude, longitude, 50, 1)) as cell
+            from sale_points
         ) s
-        join diag_points d using (cy, cx)
+        join diag_points d using (cell)
         where abs(d.latitude - s.latitude) <= 0.000455 and abs(d.longitude - s.longitude) <= s.lon_tol
     )
     where distance_m <= 50

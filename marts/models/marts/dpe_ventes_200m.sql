@@ -5,14 +5,28 @@
 -- check: not_null(id, dpe_id, classe_energie, distance_m, prix_m2, code_departement)
 -- check: accepted_values(classe_energie, 'A', 'B', 'C', 'D', 'E', 'F', 'G')
 -- check: expression(distance_m <= 200)
+-- check: relationships(id, ventes.id)
+-- check: relationships(dpe_id, dpe_diagnostics.dpe_id)
+-- column: id: = ventes
+-- column: date_mutation: = ventes
+-- column: annee: = ventes
+-- column: type_local: `Maison` or `Appartement` (as `ventes.type_local`)
+-- column: prix_m2: = ventes
+-- column: code_postal: = ventes
+-- column: code_commune_actuel: = ventes
+-- column: commune: = ventes
+-- column: code_departement: = ventes
+-- column: dpe_id: the diagnostic crossed: at the nearest diagnostic point within 200 m in the département, the one established closest to the sale
+-- column: classe_energie: its energy class `A`–`G`
+-- column: distance_m: metres from the sale's point to that diagnostic's (≤ 200), rounded to 0.1
 -- The looser crossing of GET /v1/stats/dpe-premium (specification): the nearest diagnostic (not replaced, class A–G)
 -- within 200 m in the same département, whatever its date or dwelling. Sales share points (geo-DVF places a sale at
 -- its parcel: a building's flats, the resales of a house) and so do diagnostics (a building's flats share their BAN
 -- address point), so the nearest-neighbour search runs once per distinct sale point against the distinct diagnostic
 -- points, then each sale takes, at its nearest point, the diagnostic established closest to it. The search buckets
--- points in grids of cells at least as wide as its radius (rules in dpe_ventes.sql) and compares a point with the
--- 3 × 3 block of cells around it, never a cross join: first cells of 52 m, where a point found within 50 m is the
--- nearest (any nearer one is in the same block); the sale points left then search cells of 205 m.
+-- points in grids of cells at least as wide as its radius (the grid_cells macro, lib/distance.ts) and compares a point
+-- with the 3 × 3 block of cells around it, never a cross join: first cells for 50 m, where a point found within 50 m
+-- is the nearest (any nearer one is in the same block); the sale points left then search cells for 200 m.
 with sales as not materialized (
     -- read again where needed rather than held in memory beside the joins' hash tables (18 M rows at France scale)
     select id, date_mutation, annee, type_local, prix_m2, latitude, longitude, code_postal, code_commune_actuel, commune, code_departement
@@ -37,14 +51,12 @@ sale_points as materialized (
 
 diag_points as materialized (
     select latitude, longitude, code_departement,
-        floor(latitude / 0.00047)::bigint as cy, floor(longitude / 0.00075)::bigint as cx,
-        floor(latitude / 0.00185)::bigint as fy, floor(longitude / 0.00295)::bigint as fx
-    from diagnostics
-    group by all
+        unnest(grid_cells(latitude, longitude, 50, 0)) as near_cell, unnest(grid_cells(latitude, longitude, 200, 0)) as far_cell
+    from (select distinct latitude, longitude, code_departement from diagnostics)
 ),
 
 near as materialized (
-    -- pass 1: the nearest point within 50 m, from the 52 m cells
+    -- pass 1: the nearest point within 50 m, from the 50 m cells
     select s_lat, s_lon, code_departement, arg_min(distance_m, k) as distance_m, arg_min(d_lat, k) as d_lat, arg_min(d_lon, k) as d_lon
     from (
         select s.latitude as s_lat, s.longitude as s_lon, s.code_departement, d.latitude as d_lat, d.longitude as d_lon,
@@ -53,11 +65,10 @@ near as materialized (
             -- the aggregate's state has a fixed size (a struct key is a blob per state: gigabytes at France scale)
             (floor(distance_m * 1e6)::hugeint << 64) + hash(d.latitude, d.longitude)::hugeint as k
         from (
-            select latitude, longitude, code_departement, lon_tol,
-                floor(latitude / 0.00047)::bigint + dy.d as cy, floor(longitude / 0.00075)::bigint + dx.d as cx
-            from sale_points, (values (-1), (0), (1)) dy(d), (values (-1), (0), (1)) dx(d)
+            select latitude, longitude, code_departement, lon_tol, unnest(grid_cells(latitude, longitude, 50, 1)) as near_cell
+            from sale_points
         ) s
-        join diag_points d using (cy, cx, code_departement)
+        join diag_points d using (near_cell, code_departement)
         where abs(d.latitude - s.latitude) <= 0.00046 and abs(d.longitude - s.longitude) <= s.lon_tol / 4
     )
     where distance_m <= 50
@@ -65,7 +76,7 @@ near as materialized (
 ),
 
 far as (
-    -- pass 2: the sale points pass 1 left without a diagnostic point, from the 205 m cells
+    -- pass 2: the sale points pass 1 left without a diagnostic point, from the 200 m cells
     select s_lat, s_lon, code_departement, arg_min(distance_m, k) as distance_m, arg_min(d_lat, k) as d_lat, arg_min(d_lon, k) as d_lon
     from (
         select s.latitude as s_lat, s.longitude as s_lon, s.code_departement, d.latitude as d_lat, d.longitude as d_lon,
@@ -75,13 +86,11 @@ far as (
             (floor(distance_m * 1e6)::hugeint << 64) + hash(d.latitude, d.longitude)::hugeint as k
         from (
             select p.latitude, p.longitude, p.code_departement, p.lon_tol,
-                floor(p.latitude / 0.00185)::bigint + dy.d as fy, floor(p.longitude / 0.00295)::bigint + dx.d as fx
+                unnest(grid_cells(p.latitude, p.longitude, 200, 1)) as far_cell
             from sale_points p
             anti join near n on n.s_lat = p.latitude and n.s_lon = p.longitude and n.code_departement = p.code_departement
-            cross join (values (-1), (0), (1)) dy(d)
-            cross join (values (-1), (0), (1)) dx(d)
         ) s
-        join diag_points d using (fy, fx, code_departement)
+        join diag_points d using (far_cell, code_departement)
         where abs(d.latitude - s.latitude) <= 0.00182 and abs(d.longitude - s.longitude) <= s.lon_tol
     )
     where distance_m <= 200

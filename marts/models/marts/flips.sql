@@ -7,6 +7,21 @@
 -- check: accepted_values(methode, 'cadastre', 'adresse_surface')
 -- check: accepted_values(type_local, 'Maison', 'Appartement')
 -- check: expression(date_revente >= date_achat + interval 18 month and date_revente <= date_achat + interval 24 month)
+-- check: relationships(id_achat, ventes.id)
+-- check: relationships(id_revente, ventes.id)
+-- column: id_achat: `ventes.id` of the purchase
+-- column: id_revente: `ventes.id` of the resale
+-- column: code_commune_actuel: = ventes
+-- column: code_departement: = ventes
+-- column: type_local: `Maison` or `Appartement`, the same for both sales
+-- column: date_achat: date of the purchase's deed
+-- column: date_revente: date of the resale's deed, 18 to 24 calendar months after the purchase (both included)
+-- column: prix_achat: the purchase's `valeur_fonciere` (€)
+-- column: prix_revente: the resale's `valeur_fonciere` (€)
+-- column: marge_brute: gross margin, `prix_revente − prix_achat` (€; negative for a loss)
+-- column: marge_pct: `marge_brute / prix_achat × 100` (%)
+-- column: duree_detention_jours: days between the two deeds
+-- column: methode: how the two sales were found to be one property: `cadastre` (same parcel, type and lot, or the same built surface without a lot) or `adresse_surface` (same address and type, surface within ±20 %, cadastral references that do not contradict)
 -- Rules (docs/decisions.md, "Flips"): "18 to 24 months later" is calendar arithmetic, resale date between the
 -- purchase date + 18 months and + 24 months inclusive (DuckDB clamps 31 August + 18 months to 28/29 February).
 with eligible as (

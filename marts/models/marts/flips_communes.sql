@@ -5,6 +5,17 @@
 -- check: not_null(code_insee, type_local, date_debut, date_fin, transactions_revente, flips_detectes, flips_cadastre, flips_adresse_surface)
 -- check: expression(flips_detectes = flips_cadastre + flips_adresse_surface)
 -- check: expression(flips_detectes <= transactions_revente)
+-- column: code_insee: the zone's INSEE code: a current commune, an arrondissement municipal, or a whole city (75056, 69123, 13055: all its arrondissements)
+-- column: type_local: `Maison` or `Appartement`
+-- column: date_debut: first day of the window: `date_fin` − 24 months + 1 day
+-- column: date_fin: the zone's latest sale of any type: the last day of the window
+-- column: transactions_revente: clean sales (neither bulk nor outlier) of the type in the zone and window: the rate's denominator
+-- column: flips_detectes: flips (`flips` rows) of the type whose resale falls in the window
+-- column: flips_cadastre: those found by the `cadastre` method
+-- column: flips_adresse_surface: those found by the `adresse_surface` method
+-- column: marge_brute_mediane: median `marge_brute` of those flips (€, interpolated); NULL without a flip
+-- column: marge_mediane_pct: median `marge_pct` (%, interpolated); NULL without a flip
+-- column: duree_detention_mediane_jours: median holding in days (interpolated); NULL without a flip
 -- The window of a zone is the 24 months ending at its latest sale of any type: date_fin = that day,
 -- date_debut = date_fin - 24 months + 1 day. A flip belongs to the window of its resale date.
 with zone_of as (

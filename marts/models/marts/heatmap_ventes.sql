@@ -5,6 +5,17 @@
 -- check: not_null(id, code_departement, code_commune_actuel, date_mutation, type_local, prix_m2, valeur_fonciere)
 -- check: accepted_values(type_local, 'Maison', 'Appartement')
 -- check: expression(prix_m2 > 0)
+-- check: relationships(id, ventes.id)
+-- column: id: = ventes
+-- column: code_departement: = ventes
+-- column: code_commune_actuel: = ventes
+-- column: code_postal: = ventes
+-- column: date_mutation: = ventes
+-- column: type_local: `Maison` or `Appartement` (as `ventes.type_local`)
+-- column: prix_m2: = ventes
+-- column: valeur_fonciere: = ventes
+-- column: latitude: = ventes
+-- column: longitude: = ventes
 -- A narrow copy of `ventes` holding only what GET /v1/heatmap reads: the cleaning flags are applied once here, and
 -- the sort lets a département or commune scope read only its own row groups (France scale: ~12 M of 20 M sales).
 with final as (

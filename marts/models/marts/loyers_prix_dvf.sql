@@ -5,6 +5,12 @@
 -- check: unique(code_commune, segment)
 -- check: not_null(code_commune, segment, transactions_count, prix_m2_median, date_debut, date_fin)
 -- check: expression(prix_m2_median > 0 and date_debut <= date_fin)
+-- column: code_commune: current INSEE code of the commune or arrondissement (`ventes.code_commune_actuel`)
+-- column: segment: as `loyers_communes.segment`: `maison`, `appartement`, `appartement_t1_t2` (1–2 main rooms) or `appartement_t3_plus` (3 or more)
+-- column: transactions_count: clean sales (not bulk, outlier or VEFA) of the segment with a €/m² in the window
+-- column: prix_m2_median: their median `prix_m2` (€/m², interpolated)
+-- column: date_debut: first day of the window: `date_fin` − 24 months + 1 day
+-- column: date_fin: the commune's latest clean house or flat sale
 -- The DVF side of the gross rental yield: the €/m² median of the clean sales (not bulk, not outlier, not VEFA) of the
 -- segment over the 24 months up to the commune's latest clean house or flat sale (stats/rendement-locatif).
 with clean as (

@@ -8,7 +8,18 @@
 -- check: accepted_values(variable, 'classe_dpe', 'tranche_construction')
 -- check: expression(nb_ventes > 0 and nb_ventes_reference > 0 and abs(effet) <= abs(effet_brut) + 1e-9)
 -- check: expression((variable = 'classe_dpe' and modalite in ('A', 'B', 'C', 'D', 'E', 'F', 'G')) or (variable = 'tranche_construction' and modalite in ('avant_1919', '1919_1945', '1946_1970', '1971_1990', '1991_2005', '2006_plus')))
--- Building and energy adjustments of the valuation estimator (issue 18 item 4, lib/valuation/features.ts): a
+-- column: niveau: `departement` or `national`
+-- column: zone: the département code, or `FR` for the national row
+-- column: type_local: `Maison` or `Appartement`
+-- column: mois: first day of the vintage month: estimated from the sales before it only
+-- column: variable: the feature: `classe_dpe` (energy class of the matched diagnostic) or `tranche_construction` (construction bracket of the matched building)
+-- column: modalite: the feature's value: a class `A`–`G`, or a bracket `avant_1919` … `2006_plus`
+-- column: effet: the shrunk effect on ln(€/m²), net of location, time and the other feature, relative to class D or bracket `1971_1990` (5 decimals): the estimator multiplies a comparable's €/m² by exp(effet[subject] − effet[comparable])
+-- column: effet_brut: the same contrast before shrinkage (5 decimals)
+-- column: effet_marginal: the contrast before shrinkage with the other feature's effect not removed (5 decimals; for the record)
+-- column: nb_ventes: sales of the modality behind the row (cumulated before `mois`)
+-- column: nb_ventes_reference: sales of the reference modality (D, or `1971_1990`)
+-- Building and energy adjustments of the valuation estimator (lib/valuation/features.ts): a
 -- comparable's €/m² × exp(effet[subject's modality] − effet[comparable's modality]) when both are known.
 -- `effet` is the effect of a DPE class relative to class D, or of a construction bracket (BDNB) relative to
 -- 1971_1990, on ln(€/m²) NET OF LOCATION AND TIME: each sale's residual is ln(€/m²) minus ln of its commune's indexed

@@ -6,6 +6,14 @@
 -- check: accepted_values(niveau, 'commune', 'departement')
 -- check: accepted_values(type_local, 'Maison', 'Appartement')
 -- check: expression(nb_ventes_fenetre > 0 and prix_m2_tendance > 0 and abs(pente_mensuelle) <= 0.02)
+-- column: niveau: `commune` or `departement`
+-- column: zone: the current commune code, or the département code
+-- column: type_local: `Maison` or `Appartement`
+-- column: mois: first day of the month the trend is for: fitted on the 24 months before it only
+-- column: pente_mensuelle: slope of the least-squares line through the monthly medians of ln(€/m²) (weighted by sales), per month, clamped to ±0.02
+-- column: prix_m2_tendance: the fitted line at `mois`: the zone's indexed level, €/m²
+-- column: nb_ventes_fenetre: sales in the 24-month window (at least 120 for a commune, 30 for a département)
+-- column: nb_mois_fenetre: months with sales in the window (at least 12 for a commune, 6 for a département)
 -- The estimator (lib/valuation) brings each comparable's €/m² to the reference date along this trend:
 -- × exp(pente_mensuelle × months between the sale and the reference date), the trend of the comparable's commune,
 -- else of its département. Row `mois` is fitted ONLY on the 24 months before it (`mois` itself excluded): a valuation

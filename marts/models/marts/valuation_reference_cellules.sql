@@ -4,6 +4,12 @@
 -- check: unique(cell_lat, cell_lon)
 -- check: not_null(cell_lat, cell_lon, code_departement, nb_ventes, derniere_date)
 -- check: expression(nb_ventes > 0)
+-- check: relationships(code_departement, ventes_horizon_departements.code_departement)
+-- column: cell_lat: `floor(latitude × 100)`: the cell's row in a grid of 0.01°
+-- column: cell_lon: `floor(longitude × 100)`: the cell's column
+-- column: code_departement: the département holding most of the cell's sales of `valuation_ventes` (ties: the smallest code)
+-- column: nb_ventes: sales of `valuation_ventes` in the cell, all départements
+-- column: derniere_date: = ventes_horizon_departements
 -- The valuation horizon's département (lib/valuation/reference.ts) is read here in one point lookup: the département
 -- holding most of the cell's sales (ties: the smallest code), with its latest loaded sale. A subject in a cell
 -- without sales falls back to its nearest sale. At France scale: about 290,000 cells.

@@ -7,11 +7,32 @@
 -- check: accepted_values(classe_dpe, 'A', 'B', 'C', 'D', 'E', 'F', 'G')
 -- check: accepted_values(tranche_construction, 'avant_1919', '1919_1945', '1946_1970', '1971_1990', '1991_2005', '2006_plus')
 -- check: expression(prix_m2 > 0 and surface_reelle_bati > 0)
+-- check: relationships(id, ventes.id)
+-- column: id: = ventes
+-- column: id_mutation: = ventes
+-- column: date_mutation: = ventes
+-- column: type_local: `Maison` or `Appartement` (as `ventes.type_local`)
+-- column: valeur_fonciere: = ventes
+-- column: prix_m2: = ventes
+-- column: surface_reelle_bati: = ventes
+-- column: nombre_pieces_principales: = ventes
+-- column: address: = ventes
+-- column: code_postal: = ventes
+-- column: code_commune_actuel: = ventes
+-- column: commune: = ventes
+-- column: code_departement: = ventes
+-- column: latitude: = ventes
+-- column: longitude: = ventes
+-- column: is_bulk_sale: = ventes
+-- column: lat_band: `floor(latitude × 20)`: the 0.05° latitude band (~5.6 km) the table is sorted by, so a bounding-box search reads few row groups; NULL without coordinates
+-- column: classe_dpe: energy class (A–G) of the sale's matched diagnostic (`dpe_ventes.classe_energie`); NULL when none matched
+-- column: annee_construction: construction year of the sale's matched BDNB building (`bdnb_ventes.annee_construction`); NULL when no building matched or its year is unknown
+-- column: tranche_construction: construction bracket of that building (`bdnb_ventes.tranche`); NULL as `annee_construction`
 -- Comparables (lib/valuation) are searched by bounding box: sorting by type, then 0.05° latitude bands (~5.6 km),
 -- then longitude gives each row group a small lat/lon extent, so DuckDB's min/max statistics skip nearly all of them.
 -- Outliers and off-plan sales (VEFA: new-build prices) never serve as comparables; bulk sales are kept and flagged
 -- (the endpoints exclude them by default). Sales without coordinates stay for the postal-code and commune fallbacks.
--- Building and energy features (issue 18 item 4, lib/valuation/features.ts): the energy class of the sale's matched
+-- Building and energy features (lib/valuation/features.ts): the energy class of the sale's matched
 -- diagnostic (dpe_ventes) and the construction year and bracket of its matched BDNB building (bdnb_ventes), NULL when
 -- the sale has no match; both marts hold at most one row per sale, so the LEFT JOIN never duplicates a sale.
 -- Both are merged by sale first (a full join of two narrow tables), so the sales meet ONE hash table on their way to

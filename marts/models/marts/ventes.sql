@@ -9,6 +9,45 @@
 -- check: expression(prix_m2 is null or prix_m2 > 0)
 -- check: expression(prix_m2 is not null or type_local in ('Dépendance', 'Terrain') or surface_reelle_bati is null or surface_reelle_bati = 0)
 -- check: expression(regexp_full_match(code_commune, '[0-9][0-9AB][0-9]{3}'))
+-- column: id: the sale's stable id, annee·10^11 + département·10^8 + a sequence (2A → 201, 2B → 202), kept across re-imports; the key of every mart that refers to a sale
+-- column: id_mutation: the publisher's mutation id (Etalab's `id_mutation` for geo-DVF; `DGFIP-<n>` for the DGFiP raw file, which has none)
+-- column: date_mutation: date of the deed (DVF `date_mutation`)
+-- column: annee: year of `date_mutation`
+-- column: nature_mutation: DVF's nature of the sale (`Vente`, `Vente en l'état futur d'achèvement`, `Adjudication`, …); exchanges and expropriations are left out
+-- column: valeur_fonciere: the price of the whole sale, €, as published (all its lots, parcels and dispositions)
+-- column: prix_m2: € per m² of built surface (`valeur_fonciere / surface_reelle_bati`) for houses, flats and commercial premises; NULL for land, outbuildings and sales without a built surface
+-- column: prix_m2_terrain: € per m² of land (`valeur_fonciere / surface_terrain`) for land-only sales (`Terrain`); NULL otherwise
+-- column: type_local: the sale's type: its main property's (the most built surface among `Maison`, `Appartement` and `Local commercial`, DVF's industrial or commercial premises), else `Dépendance` (outbuildings only) or `Terrain` (land only)
+-- column: surface_reelle_bati: built surface of the sale's houses, flats and premises (m², outbuildings excluded); NULL for land and outbuilding sales or when DVF gives none
+-- column: surface_carrez: Carrez surface (m²) summed over the lots that have one; NULL when no lot has one (houses, most non-condominium sales)
+-- column: nombre_pieces_principales: main rooms summed over the sale's houses, flats and premises; NULL for land and outbuilding sales
+-- column: surface_terrain: land surface (m²) summed over the sale's distinct parcel × culture lines; NULL when DVF lists none
+-- column: nombre_lots: the largest number of condominium lots DVF gives on the sale's lines
+-- column: nb_locaux: houses, flats and commercial premises in the sale (an identical repeated line counts as another property)
+-- column: nb_logements: houses and flats in the sale
+-- column: nb_dependances: outbuildings (cellars, parking spaces, …) in the sale
+-- column: nb_dispositions: DVF dispositions in the sale (several mean several prices folded into one)
+-- column: lots: the distinct first-lot numbers of the sale's houses, flats and premises, sorted; NULL without a lot
+-- column: address: street number with its suffix and street name, upper case (`29 RUE DU PETREAU`); NULL when DVF gives no street
+-- column: adresse_numero: street number (text, as published); NULL when absent
+-- column: adresse_suffixe: number suffix (`B`, `T`, `Q`, …); NULL when absent
+-- column: adresse_nom_voie: street name with its DVF type abbreviation, upper case (`RUE DU PETREAU`)
+-- column: adresse_code_voie: the street's 4-character FANTOIR/RIVOLI code within its commune
+-- column: code_postal: postal code of the sale's address (5 digits); NULL when DVF gives none
+-- column: code_commune: INSEE code of the commune recorded in DVF (arrondissement codes for Paris, Lyon and Marseille)
+-- column: code_commune_actuel: INSEE code of that commune today: a merged commune's code becomes its commune nouvelle's (reference geography), else `code_commune`
+-- column: commune: commune name as recorded, upper case without accents
+-- column: code_departement: département code (`01`–`95`, `2A`, `2B`, `971`–`974`)
+-- column: id_parcelle: cadastral parcel id of the main line (14 characters: commune, prefix, section, plan number)
+-- column: section: cadastral section of `id_parcelle`
+-- column: no_plan: plan number of `id_parcelle` within its section
+-- column: latitude: WGS84 latitude of the parcel's centroid (geo-DVF); NULL for the DGFiP file and for ungeolocated lines
+-- column: longitude: WGS84 longitude, as `latitude`
+-- column: is_bulk_sale: several houses, flats or premises, or several dispositions, sold for one price: its €/m² is an aggregate (outbuildings sold with a flat do not count)
+-- column: is_vefa: off-plan sale (`Vente en l'état futur d'achèvement`): a new-build price
+-- column: is_outlier: price outside the outlier rule: Tukey fences on ln(€/m²) within the commune and type (the département's below 20 sales), or a symbolic price or €/m² outside 100–60,000 (docs/data.md)
+-- column: imported_at: when the sale was first imported into the lake (kept by re-imports): the clock alerts scan by
+-- column: source_format: the published format the sale was read from: `geo-dvf` or `dgfip`
 -- Cleaning rules and their effect on the samples are documented in docs/data.md.
 with lines as (
     select *,

@@ -2,6 +2,8 @@
 -- materialized: table
 -- check: unique(code_departement)
 -- check: not_null(code_departement, derniere_date)
+-- column: code_departement: = ventes
+-- column: derniere_date: day of the département's latest loaded sale (any type): where its valuation horizon ends when that is before today
 -- The valuation horizon (max_age_months) ends at this day when it is earlier than today (docs/decisions.md): DVF is
 -- published months after the sales, so a horizon ending today would hold few or no sales.
 with final as (

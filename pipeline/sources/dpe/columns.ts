@@ -50,7 +50,7 @@ const V2_FIELDS = [
 export const DPE_API_FIELDS: Record<string, string[]> = {
   dpe03existant: V2_FIELDS,
   dpe02neuf: V2_FIELDS,
-  // The legacy base (before July 2021): the columns of ADEME's own 17-column export (shared/data/dpe §2) and its number.
+  // The legacy base (before July 2021): the columns of ADEME's own 17-column export, and its number.
   'dpe-france': [
     'numero_dpe', 'nom_methode_dpe', 'version_methode_dpe', 'date_etablissement_dpe', 'consommation_energie',
     'classe_consommation_energie', 'estimation_ges', 'classe_estimation_ges', 'annee_construction', 'surface_thermique_lot',
