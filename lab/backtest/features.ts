@@ -3,10 +3,10 @@
 // those whose own sale has a matched diagnostic class and/or a matched building year (docs/valuation.md, item 4).
 // Ends with the adjusted run, so the published calibration is the adjusted estimator's.
 import path from 'node:path';
-import { dataDir, paths } from '../lib/config';
-import { all, lit, openMemory } from '../lib/duck';
-import { currentServingFile } from '../lib/serving';
-import { metrics, pct, runBacktest, type Metrics } from '../lib/valuation/backtest';
+import { dataDir, paths } from '../../lib/config';
+import { all, lit, openMemory } from '../../lib/duck';
+import { currentServingFile } from '../../lib/serving';
+import { metrics, pct, runBacktest, type Metrics } from '../../lib/valuation/backtest';
 
 interface Mid {
   target_id: number;

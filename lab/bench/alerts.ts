@@ -8,12 +8,12 @@ import os from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import selfsigned from 'selfsigned';
-import { closeContext, createContext } from '../api/context';
-import { createLogger } from '../api/log';
-import { enqueue } from '../api/webhooks/queue';
-import { matchesOf, SCAN_COLUMNS_SQL, toTimestamp, type ScanColumns } from '../api/webhooks/scan';
-import { DeliveryWorker } from '../api/webhooks/worker';
-import { columns, openMemory, run } from '../lib/duck';
+import { closeContext, createContext } from '../../api/context';
+import { createLogger } from '../../api/log';
+import { enqueue } from '../../api/webhooks/queue';
+import { matchesOf, SCAN_COLUMNS_SQL, toTimestamp, type ScanColumns } from '../../api/webhooks/scan';
+import { DeliveryWorker } from '../../api/webhooks/worker';
+import { columns, openMemory, run } from '../../lib/duck';
 
 const arg = (name: string, dflt: number) => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? dflt);
 const SALES = arg('sales', 1_000_000);

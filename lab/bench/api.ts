@@ -21,12 +21,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import { repoRoot } from '../lib/config';
-import { all, DuckDBInstance } from '../lib/duck';
-import { Store } from '../api/store';
-import { DEFAULT_DATA_DIR, DEFAULT_SALES, readStamp, type Stamp } from './bench/france-data';
-import { freePort } from '../lib/net';
-import { CASES, datasetDims, expandQuery, type BenchCase, type Dims, type Targets } from './bench/cases';
+import { repoRoot } from '../../lib/config';
+import { all, DuckDBInstance } from '../../lib/duck';
+import { Store } from '../../api/store';
+import { DEFAULT_DATA_DIR, DEFAULT_SALES, readStamp, type Stamp } from '../france-data/build';
+import { freePort } from '../../lib/net';
+import { CASES, datasetDims, expandQuery, type BenchCase, type Dims, type Targets } from './cases';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Targets and cases
@@ -289,7 +289,7 @@ const uncachedMet = (t: Targets, r: { p50: number | null; p99: number | null }) 
 const fmt = (x: number | null, d = 0) => (x === null ? '–' : x.toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d }));
 
 function ensureData(a: Args): Promise<void> {
-  const script = path.join(path.dirname(fileURLToPath(import.meta.url)), 'bench', 'france-data.ts');
+  const script = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'france-data', 'build.ts');
   const argv = [...process.execArgv, script, '--sales', String(a.sales), '--data-dir', a.dataDir, ...(a.rebuild ? ['--rebuild', a.rebuild] : [])];
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, argv, { stdio: ['ignore', 'inherit', 'inherit'] });

@@ -23,7 +23,7 @@ import { all, DuckDBInstance, lit, run, type DuckDBConnection } from '../../lib/
 import { allCommunes, codeMappings } from '../../lib/geo';
 import { bdnbDeclaration } from '../../lib/sources/bdnb';
 import { checkQuery, loadModels, type Model } from '../../marts/runner';
-import { depProfiles } from '../bench-pipeline';
+import { depProfiles } from './pipeline';
 
 export const DEFAULT_BENCH_DIR = path.join(repoRoot, 'data-bench-bdnb');
 const fmt = (x: number, d = 0) => x.toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d });

@@ -18,8 +18,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openMemory } from '../../lib/duck';
 import { runSource } from '../../pipeline/run';
-import { instrumentDuckDB, runChild } from '../bench-pipeline';
-import { generateFranceBdnb, type FranceBdnbGenerated } from './bdnb-generate';
+import { instrumentDuckDB, runChild } from './pipeline';
+import { generateFranceBdnb, type FranceBdnbGenerated } from '../france-data/bdnb-generate';
 
 const SELF = fileURLToPath(import.meta.url);
 const TARGET_GROUPS_PER_SECOND = 100_000;
@@ -101,7 +101,7 @@ export async function bdnbPipelineBench(args: Record<string, string>): Promise<v
   console.log(`BDNB import benchmark: ${fmt(groups)} building groups, metropolitan départements, in ${dir}`);
   console.log(`Machine: ${cpus.length} CPUs (${cpus[0]?.model.trim() ?? '?'}), ${fmt(os.totalmem() / 2 ** 30, 1)} GiB RAM, Node ${process.version}`);
   try {
-    const generatorHash = crypto.createHash('sha256').update(fs.readFileSync(path.join(path.dirname(SELF), 'bdnb-generate.ts'))).digest('hex').slice(0, 16);
+    const generatorHash = crypto.createHash('sha256').update(fs.readFileSync(path.join(path.dirname(SELF), '..', 'france-data', 'bdnb-generate.ts'))).digest('hex').slice(0, 16);
     const wanted = { groups, seed, generatorHash };
     const metaFile = path.join(sourceDir, 'bench-meta.json');
     const previous = fs.existsSync(metaFile) ? (JSON.parse(fs.readFileSync(metaFile, 'utf8')) as typeof wanted & { result: FranceBdnbGenerated }) : undefined;

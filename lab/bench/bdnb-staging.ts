@@ -9,7 +9,7 @@ import path from 'node:path';
 import { DuckDBConnection } from '@duckdb/node-api';
 import { lit, openMemory, run } from '../../lib/duck';
 import { bdnbTableFiles, stageBdnb } from '../../pipeline/sources/bdnb';
-import { metropolitanProfiles, standaloneSitesSql, writeDepArchive } from './bdnb-generate';
+import { metropolitanProfiles, standaloneSitesSql, writeDepArchive } from '../france-data/bdnb-generate';
 
 const N = Number(process.argv[2] ?? 1_000_000);
 const DEP = process.argv[3] ?? '59';

@@ -7,11 +7,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import type { AppContext } from '../api/context';
-import { ServingDb } from '../api/db';
-import { searchBusinesses } from '../api/routes/businesses/search';
-import { repoRoot } from '../lib/config';
-import { DuckDBInstance, run } from '../lib/duck';
+import type { AppContext } from '../../api/context';
+import { ServingDb } from '../../api/db';
+import { searchBusinesses } from '../../api/routes/businesses/search';
+import { repoRoot } from '../../lib/config';
+import { DuckDBInstance, run } from '../../lib/duck';
 
 const { values } = parseArgs({ options: { 'data-dir': { type: 'string' }, runs: { type: 'string' } } });
 const root = path.resolve(values['data-dir'] ?? path.join(repoRoot, 'data-bench-businesses'));

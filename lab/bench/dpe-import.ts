@@ -21,7 +21,7 @@ import { all, lit, openMemory, run } from '../../lib/duck';
 import { lambert93Macros } from '../../lib/lambert93';
 import { runSource, type PartOutcome } from '../../pipeline/run';
 import { DPE_API_FIELDS } from '../../pipeline/sources/dpe/columns';
-import { depProfiles, allocateRows, type DepProfile } from '../bench-pipeline';
+import { depProfiles, allocateRows, type DepProfile } from './pipeline';
 
 export const DPE_TARGET_ROWS_PER_SECOND = 100_000;
 export const DPE_TARGET_RSS_MIB = 3 * 1024;

@@ -25,7 +25,7 @@ import { repoRoot } from '../../lib/config';
 import { HAVERSINE_MACRO_SQL } from '../../lib/distance';
 import { all, DuckDBInstance, lit, run, type DuckDBConnection } from '../../lib/duck';
 import { allCommunes } from '../../lib/geo';
-import { depProfiles } from '../bench-pipeline';
+import { depProfiles } from './pipeline';
 
 export interface SyntheticOptions {
   /** France totals; a subset of départements gets its population share. */

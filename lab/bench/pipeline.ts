@@ -29,20 +29,20 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DuckDBConnection } from '@duckdb/node-api';
-import { samplesDir } from '../lib/config';
-import { all, lit, openMemory, run } from '../lib/duck';
-import { buildMarts } from '../marts/runner';
-import { runSource, type PartOutcome } from '../pipeline/run';
-import { Lake } from '../lib/lake';
-import { DVF_DEPARTEMENTS, dvfSource } from '../pipeline/sources/dvf';
-import { BAD_SURFACE_EVERY, DPE_MEMORY_LIMIT, generateDpeCsv, importDpeCsv, parseSize, type DpeImportResult } from './bench/dpe-csv';
-import { dpeImportBench, generateDpeFiles, phaseDpePipeline } from './bench/dpe-import';
+import { samplesDir } from '../../lib/config';
+import { all, lit, openMemory, run } from '../../lib/duck';
+import { buildMarts } from '../../marts/runner';
+import { runSource, type PartOutcome } from '../../pipeline/run';
+import { Lake } from '../../lib/lake';
+import { DVF_DEPARTEMENTS, dvfSource } from '../../pipeline/sources/dvf';
+import { BAD_SURFACE_EVERY, DPE_MEMORY_LIMIT, generateDpeCsv, importDpeCsv, parseSize, type DpeImportResult } from './dpe-csv';
+import { dpeImportBench, generateDpeFiles, phaseDpePipeline } from './dpe-import';
 
 const ANNEE = 2024;
 const GENERATOR_VERSION = 1;
 const TARGET_ROWS_PER_SECOND = 150_000;
 const SELF = fileURLToPath(import.meta.url);
-const STAGE_GEO_SQL = path.join(path.dirname(SELF), '..', 'pipeline', 'sources', 'dvf', 'stage_geo.sql');
+const STAGE_GEO_SQL = path.join(path.dirname(SELF), '..', '..', 'pipeline', 'sources', 'dvf', 'stage_geo.sql');
 
 /** The exact header of the Etalab geo-DVF files (see /work/shared/data/dvf/geo-dvf_2021_33_extrait_abzac.csv). */
 export const GEO_DVF_HEADER = [
@@ -548,7 +548,7 @@ async function main() {
 
   if (args['dpe-csv']) return dpeCsvBench(args);
   // the BDNB import at France scale (scripts/bench/bdnb-pipeline.ts; imported lazily: it imports this module)
-  if (args.bdnb) return (await import('./bench/bdnb-pipeline')).bdnbPipelineBench(args);
+  if (args.bdnb) return (await import('./bdnb-pipeline')).bdnbPipelineBench(args);
   if (args.dpe) return dpeImportBench(args, runChild);
 
   const rows = Number(args.rows ?? 3_500_000);

@@ -8,12 +8,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { repoRoot } from '../lib/config';
-import { DuckDBInstance, lit, run } from '../lib/duck';
-import { ALL_DEPARTEMENTS } from '../lib/sources/departements';
-import { GEO_SIRENE_HEADER, UNITE_LEGALE_HEADER } from '../pipeline/demo/generate-sirene';
-import { runSource } from '../pipeline/run';
-import { GEO_SIRENE_DIR, geoSireneFiles } from '../pipeline/sources/sirene';
+import { repoRoot } from '../../lib/config';
+import { DuckDBInstance, lit, run } from '../../lib/duck';
+import { ALL_DEPARTEMENTS } from '../../lib/sources/departements';
+import { GEO_SIRENE_HEADER, UNITE_LEGALE_HEADER } from '../../pipeline/demo/generate-sirene';
+import { runSource } from '../../pipeline/run';
+import { GEO_SIRENE_DIR, geoSireneFiles } from '../../pipeline/sources/sirene';
 
 /** Where a generated line lies: SQL expressions over the row. */
 export interface SirenePlace { commune: string; codePostal: string; libelleCommune: string; latitude: string; longitude: string }

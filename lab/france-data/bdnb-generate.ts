@@ -21,10 +21,10 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { all, lit, run, type DuckDBConnection } from '../../lib/duck';
-import { LAMBERT93 } from '../../lib/lambert93';
+import { wgs84ToLambert93Sql } from '../../lib/lambert93';
 import { BDNB_DEFAULT_MILLESIME } from '../../lib/sources/bdnb';
 import { bdnbArchivePath } from '../../pipeline/sources/bdnb';
-import { depProfiles, type DepProfile } from '../bench-pipeline';
+import { depProfiles, type DepProfile } from '../bench/pipeline';
 
 /** Metropolitan départements only: the footprints are in Lambert-93, which does not cover the overseas ones. */
 export const metropolitanProfiles = (): DepProfile[] => depProfiles().filter((p) => p.dep.length === 2);
@@ -38,20 +38,10 @@ export function allocateGroups(total: number, deps: DepProfile[]): number[] {
   return n;
 }
 
-const num = (v: number) => v.toPrecision(17);
-
-/**
- * Temp macros `l93_x(lat, lon)` / `l93_y(lat, lon)`: WGS84 → Lambert-93 metres (the forward Lambert conformal conic of
- * EPSG guidance note 7-2, the inverse of lib/lambert93.ts, same constants).
- */
+/** Temp macros `l93_x(lat, lon)` / `l93_y(lat, lon)`: WGS84 → Lambert-93 metres (lib/lambert93.ts). */
 export function wgs84ToLambert93Macros(): string {
-  const e = Math.sqrt(2 / 298.257222101 - 1 / 298.257222101 ** 2);
-  const { n, aF, rho0, x0, y0, lambda0 } = LAMBERT93;
-  const t = `(tan(pi() / 4 - radians(lat) / 2) / pow((1 - ${num(e)} * sin(radians(lat))) / (1 + ${num(e)} * sin(radians(lat))), ${num(e / 2)}))`;
-  const rho = `(${num(aF)} * pow(${t}, ${num(n)}))`;
-  const theta = `(${num(n)} * (radians(lon) - ${num(lambda0)}))`;
-  return `CREATE OR REPLACE TEMP MACRO l93_x(lat, lon) AS (${num(x0)} + ${rho} * sin(${theta}));
-CREATE OR REPLACE TEMP MACRO l93_y(lat, lon) AS (${num(y0)} + ${num(rho0)} - ${rho} * cos(${theta}));`;
+  const { x, y } = wgs84ToLambert93Sql('lat', 'lon');
+  return `CREATE OR REPLACE TEMP MACRO l93_x(lat, lon) AS (${x});\nCREATE OR REPLACE TEMP MACRO l93_y(lat, lon) AS (${y});`;
 }
 
 /** Uniform [0, 1) from hash(seed, i, salt) (reproducible whatever the thread that computes it). */

@@ -28,10 +28,10 @@ import { afterImport } from '../../marts/after-import';
 import { runSource } from '../../pipeline/run';
 import { anilCsv, DEMO_ANIL_YEAR, DEMO_FILOSOFI_YEAR, filosofiCsv, SEGMENTS } from '../../pipeline/demo/generate-income';
 import { DVF_DEPARTEMENTS } from '../../pipeline/sources/dvf';
-import { allocateRows, departementSql, depProfiles, GEO_DVF_HEADER, mutationsProvisioned } from '../bench-pipeline';
-import { buildFranceBdnb, franceBdnbHash } from './france-bdnb';
-import { dpeStep } from './france-dpe';
-import { sireneStep } from './france-sirene';
+import { allocateRows, departementSql, depProfiles, GEO_DVF_HEADER, mutationsProvisioned } from '../bench/pipeline';
+import { buildFranceBdnb, franceBdnbHash } from './bdnb';
+import { dpeStep } from './dpe';
+import { sireneStep } from './sirene';
 
 export const DEFAULT_SALES = 20_000_000;
 export const DEFAULT_YEARS = [2020, 2021, 2022, 2023, 2024, 2025];

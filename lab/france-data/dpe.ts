@@ -11,17 +11,17 @@
 //   use per m² inside the class's band, and 1 in 2,000 outside A–G ("N"): the import counts it as an anomaly;
 // - 3 % of the diagnostics at a sale replace an earlier one of the same dwelling (numero_dpe_remplace), which is
 //   generated too and must be left out of statistics and matching.
-// Lambert-93 X/Y are computed from the WGS84 point by the forward projection (inverse of lib/lambert93.ts, same
-// constants), so the import's conversion lands back on the point; overseas, where Lambert-93 does not apply, only
+// Lambert-93 X/Y are computed from the WGS84 point by the forward projection of lib/lambert93.ts (the inverse of the
+// import's), so the import's conversion lands back on the point; overseas, where Lambert-93 does not apply, only
 // data-fair's `_geopoint` is given.
 import fs from 'node:fs';
 import path from 'node:path';
 import { all, lit, openMemory, run } from '../../lib/duck';
 import { Lake } from '../../lib/lake';
-import { LAMBERT93 } from '../../lib/lambert93';
+import { wgs84ToLambert93Sql } from '../../lib/lambert93';
 import { runSource } from '../../pipeline/run';
-import { DPE_BENCH_COLUMNS } from './dpe-csv';
-import type { LakeStep } from './france-data';
+import { DPE_BENCH_COLUMNS } from '../bench/dpe-csv';
+import type { LakeStep } from './build';
 
 /** Diagnostics per wanted sale: ≈ 13 M v2 diagnostics of existing dwellings for ≈ 20 M sales over six years. */
 export const DPE_PER_SALE = 0.65;
@@ -31,20 +31,6 @@ const DATASET = 'dpe03existant';
 /** The file's columns: the API fields of the bench's DPE knowledge (dpe-csv.ts), plus data-fair's computed point. */
 const HEADER = [...Object.keys(DPE_BENCH_COLUMNS), '_geopoint'];
 const V2_START = "DATE '2021-07-01'";
-
-const GRS80_F = 1 / 298.257222101;
-const E = Math.sqrt(2 * GRS80_F - GRS80_F * GRS80_F);
-const num = (v: number) => v.toPrecision(17);
-
-/** Forward Lambert-93 (EPSG guidance note 7-2, §1.3.1.1) as SQL over latitude/longitude expressions in degrees. */
-export function wgs84ToLambert93Sql(lat: string, lon: string): { x: string; y: string } {
-  const { n, aF, rho0, x0, y0, lambda0 } = LAMBERT93;
-  const phi = `radians(${lat})`;
-  const es = `(${num(E)} * sin(${phi}))`;
-  const rho = `(${num(aF)} * pow(tan(pi() / 4 - ${phi} / 2) / pow((1 - ${es}) / (1 + ${es}), ${num(E / 2)}), ${num(n)}))`;
-  const theta = `(${num(n)} * (radians(${lon}) - ${num(lambda0)}))`;
-  return { x: `round(${num(x0)} + ${rho} * sin(${theta}), 2)`, y: `round(${num(y0 + rho0)} - ${rho} * cos(${theta}), 2)` };
-}
 
 // Classes: cumulative shares and the band of primary energy use (kWh/m²/yr) each class spans.
 const CLASSES = [
@@ -61,7 +47,8 @@ function departementSql(dep: string, depIndex: number, files: string[], p: numbe
   // and a salt, so a rerun writes the same file.
   const u = (k: number) => `((hash(serial + ${depIndex * 100_000_000}, ${k}, ${seed}) >> 11)::DOUBLE / 9007199254740992)`;
   const overseas = dep.startsWith('97');
-  const { x, y } = wgs84ToLambert93Sql('lat', 'lon');
+  const l93 = wgs84ToLambert93Sql('lat', 'lon');
+  const [x, y] = [`round(${l93.x}, 2)`, `round(${l93.y}, 2)`];
   const cols: Record<string, string> = {
     numero_dpe: `strftime(d, '%y') || ${lit(dep)} || 'E' || lpad(serial::VARCHAR, 8, '0') || suffix`,
     date_reception_dpe: `d + floor(4 * ${u(20)})::INT`,

@@ -13,8 +13,8 @@ import { Lake } from '../../lib/lake';
 import { runSource } from '../../pipeline/run';
 import { GEO_SIRENE_DIR, geoSireneFiles } from '../../pipeline/sources/sirene';
 import { UNITE_LEGALE_FILE } from '../../pipeline/demo/generate-sirene';
-import { geoSireneSelect, SIRENE_KEPT_SHARE, uniteLegaleSelect } from '../bench-sirene-pipeline';
-import type { LakeStep } from './france-data';
+import { geoSireneSelect, SIRENE_KEPT_SHARE, uniteLegaleSelect } from '../bench/sirene-pipeline';
+import type { LakeStep } from './build';
 
 /** Kept establishments per wanted sale: ≈ 400,000 for 20 M sales. */
 export const ESTABLISHMENTS_PER_SALE = 0.02;
@@ -28,7 +28,7 @@ export const sireneStep: LakeStep = {
   source: 'sirene',
   inputs: ({ sales, seed }) => JSON.stringify({
     sales, seed, ESTABLISHMENTS_PER_SALE,
-    code: [new URL(import.meta.url), new URL('../bench-sirene-pipeline.ts', import.meta.url)].map((u) => fs.readFileSync(u, 'utf8')),
+    code: [new URL(import.meta.url), new URL('../bench/sirene-pipeline.ts', import.meta.url)].map((u) => fs.readFileSync(u, 'utf8')),
   }),
 
   async build({ dataDir, dir, sales, seed, log }) {

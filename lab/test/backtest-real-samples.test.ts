@@ -1,4 +1,4 @@
-// `npm run backtest -- --real-samples`: the real multi-year DVF samples rebuilt as geo-DVF trees (PROVENANCE.md of
+// `npm run lab -- backtest-real`: the real multi-year DVF samples rebuilt as geo-DVF trees (PROVENANCE.md of
 // shared/data/dvf), values pinned from the files themselves.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -7,9 +7,9 @@ import readline from 'node:readline';
 import zlib from 'node:zlib';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { repoRoot, samplesDir } from '../../lib/config';
-import { cutTree, monthStart } from '../../scripts/backtest/api-replay';
-import { buildRealDatasets, COLUMNS, fromExcelResave, fromLyonReduced, type RealDataset } from '../../scripts/backtest/real-samples';
-import { splitCsv, tempDir } from '../helpers/samples';
+import { cutTree, monthStart } from '../backtest/api-replay';
+import { buildRealDatasets, COLUMNS, fromExcelResave, fromLyonReduced, type RealDataset } from '../backtest/real-samples';
+import { splitCsv, tempDir } from '../../test/helpers/samples';
 
 async function readGeo(file: string): Promise<Array<Record<string, string>>> {
   const rows: string[][] = [];
@@ -169,13 +169,13 @@ describe('buildRealDatasets', () => {
   });
 });
 
-describe('npm run backtest -- --real-samples DIR', () => {
+describe('npm run lab -- backtest-real --samples DIR', () => {
   it('imports, builds and backtests a folder of geo-DVF files in one command, and says what it skipped', async () => {
     const dir = tempDir('foncier-real-cli-');
     for (const year of [2023, 2024]) fs.copyFileSync(path.join(samplesDir, 'dvf', `geo-dvf_${year}_83137_toulon.csv.gz`), path.join(dir, `${year}.csv.gz`));
     fs.writeFileSync(path.join(dir, 'readme.txt'), 'not DVF\n');
     const docs = fs.readFileSync(path.join(repoRoot, 'docs', 'valuation.md'));
-    const r = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/backtest.ts', '--real-samples', dir, '--no-docs'], { cwd: repoRoot, encoding: 'utf8' });
+    const r = spawnSync(process.execPath, ['--import', 'tsx', 'lab/backtest/real.ts', '--samples', dir, '--no-docs'], { cwd: repoRoot, encoding: 'utf8' });
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toContain('skipped readme.txt: not geo-DVF');
     expect(r.stdout).toContain('### real DVF: Toulon (83137), 2023–2024 (geo-DVF)');
@@ -184,7 +184,7 @@ describe('npm run backtest -- --real-samples DIR', () => {
     expect(r.stdout).toMatch(/\| \*\*estimator \(comparables\)\*\* \| \d+ \| (9\d|100)\.\d %/);
     expect(r.stdout).toContain('baseline: plain kNN');
     expect(fs.readFileSync(path.join(repoRoot, 'docs', 'valuation.md'))).toEqual(docs);
-    const missing = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/backtest.ts', '--real-samples', path.join(dir, 'nope')], { cwd: repoRoot, encoding: 'utf8' });
+    const missing = spawnSync(process.execPath, ['--import', 'tsx', 'lab/backtest/real.ts', '--samples', path.join(dir, 'nope')], { cwd: repoRoot, encoding: 'utf8' });
     expect(missing.status).toBe(1);
     expect(missing.stderr).toContain('no such folder');
   }, 120_000);

@@ -1,5 +1,5 @@
 // Bench cases of the flips endpoint (see case-kit.ts for the shape of a case).
-import { communes, only, type BenchCase } from './case-kit';
+import { communes, only, type BenchCase } from './kit';
 
 export const FLIPS_CASES: BenchCase[] = [
   {

@@ -1,6 +1,6 @@
 // Bench cases of the income endpoints (see case-kit.ts for the shape of a case): purchasing power by commune and by postal
 // code, the market statistics with pouvoir_achat, and the rental yield (two point lookups in precomputed marts).
-import { communes, oneOf, postal, type BenchCase } from './case-kit';
+import { communes, oneOf, postal, type BenchCase } from './kit';
 
 const TARGET = { p50Ms: 20 };
 /** Every day of 2023, so that windows end at date_fin's default and run from 1 to 3 years (capped on large zones). */

@@ -1,14 +1,14 @@
 // The endpoints `npm run bench` loads, one line each. Each area of the API keeps its cases in its own file
 // (cases-*.ts, written with case-kit.ts); this file joins them.
-import { dateDebut, departements, only, postal, types3, type BenchCase } from './case-kit';
-import { ANALYTICS_CASES } from './cases-analytics';
-import { FLIPS_CASES } from './cases-flips';
-import { INCOME_CASES } from './cases-income';
-import { PLACES_CASES } from './cases-places';
-import { SECOND_HALF_CASES } from './cases-second-half';
-import { VALUATION_CASES } from './cases-valuation';
+import { dateDebut, departements, only, postal, types3, type BenchCase } from './kit';
+import { ANALYTICS_CASES } from './analytics';
+import { FLIPS_CASES } from './flips';
+import { INCOME_CASES } from './income';
+import { PLACES_CASES } from './places';
+import { SECOND_HALF_CASES } from './second-half';
+import { VALUATION_CASES } from './valuation';
 
-export * from './case-kit';
+export * from './kit';
 
 const BASE_CASES: BenchCase[] = [
   { name: 'stats/market code_postal', path: '/v1/stats/market', fixed: { code_postal: '75015' }, vary: { code_postal: postal, type_local: types3, date_debut: dateDebut }, targets: { p50Ms: 10, p99Ms: 50, cachedRps: 1500 } },

@@ -1,6 +1,6 @@
 // The vocabulary of bench cases: dataset dimensions, the case shape and value generators. Kept apart from
 // cases.ts so that the per-area case files can import it without an import cycle.
-import { all, type DuckDBConnection } from '../../lib/duck';
+import { all, type DuckDBConnection } from '../../../lib/duck';
 
 /** What the dataset offers to build uncached queries from. */
 export interface Dims {

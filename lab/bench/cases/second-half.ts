@@ -1,7 +1,7 @@
 // Bench cases of the energy (DPE), building (BDNB) and businesses endpoints (see case-kit.ts for the shape of a case).
 // Their targets are the issues' (postal code p50 ≤ 20 ms, département ≤ 100 ms, commune-stats ≤ 10 ms, businesses search
 // ≤ 10 ms at 1,000 m). The bench dataset's steps dpe, sirene and bdnb (scripts/bench/france-*.ts) fill their marts.
-import { communes, dateDebut, departements, oneOf, only, points, postal, type BenchCase } from './case-kit';
+import { communes, dateDebut, departements, oneOf, only, points, postal, type BenchCase } from './kit';
 
 const types2 = () => ['', 'Maison', 'Appartement'];
 // The cached endpoints need more distinct queries than the zones alone give, or an "uncached" run repeats queries and

@@ -1,5 +1,5 @@
 // Bench cases of the valuation endpoints (see case-kit.ts for the shape of a case).
-import { oneOf, points, type BenchCase } from './case-kit';
+import { oneOf, points, type BenchCase } from './kit';
 
 export const VALUATION_CASES: BenchCase[] = [
   {
