@@ -2,7 +2,7 @@
 // months of the backtest window, the data is cut where a data engineer's copy would end (the day before the month for
 // a monthly refresh, twelve months earlier for data frozen a year), imported by the pipeline, built and calibrated as
 // `npm run pipeline` does, then every target of that month is valued by `GET /v1/estimate` over HTTP with its own
-// coordinates, surface and type and the default parameters. Used by `npm run backtest -- --real-samples --replay`.
+// coordinates, surface and type and the default parameters. Used by `npm run lab -- backtest-real --replay`.
 import fs from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';

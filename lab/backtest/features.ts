@@ -1,12 +1,14 @@
-// `npx tsx scripts/backtest-features.ts [--max-targets N]`: the walk-forward backtest of DATA_DIR run twice, without
+// `npm run lab -- backtest-features [--max-targets N]`: the walk-forward backtest of DATA_DIR run twice, without
 // and with the building and energy adjustments (lib/valuation/features.ts), compared on the same targets: all, and
 // those whose own sale has a matched diagnostic class and/or a matched building year (docs/valuation.md, item 4).
 // Ends with the adjusted run, so the published calibration is the adjusted estimator's.
 import path from 'node:path';
+import { parseArgs } from 'node:util';
 import { dataDir, paths } from '../../lib/config';
 import { all, lit, openMemory } from '../../lib/duck';
 import { currentServingFile } from '../../lib/serving';
 import { metrics, pct, runBacktest, type Metrics } from '../../lib/valuation/backtest';
+import { count } from '../args';
 
 interface Mid {
   target_id: number;
@@ -18,8 +20,8 @@ interface Mid {
 
 async function main(): Promise<void> {
   const dataRoot = dataDir();
-  const i = process.argv.indexOf('--max-targets');
-  const maxTargets = i > 0 ? Number(process.argv[i + 1]) : 20_000;
+  const { values } = parseArgs({ options: { 'max-targets': { type: 'string' } } });
+  const maxTargets = count(values['max-targets'], 'max-targets', 20_000);
   const { instance, conn } = await openMemory({ threads: 2 });
   try {
     const parquet = lit(path.join(paths.marts(dataRoot), 'valuation_backtest.parquet'));

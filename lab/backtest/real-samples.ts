@@ -1,7 +1,7 @@
 // Real multi-year DVF files (by default the samples of shared/data/dvf, see its PROVENANCE.md) turned into geo-DVF
 // trees that the pipeline imports as it imports the published files: on the samples, Toulon 2023–2024 as published,
 // Toulon 2025 S1 rebuilt from its Excel re-save, Lyon flats 2014–2018 rebuilt from a reduced extract. Used by
-// `npm run backtest -- --real-samples [DIR]`.
+// `npm run lab -- backtest-real [--samples DIR]`.
 import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';

@@ -1,4 +1,5 @@
-// `npm run bench:alerts`: the alert scan and the deliveries at scale (docs/performance.md, Alerts).
+// `npm run bench -- alerts [--sales 1000000] [--alerts 10000] [--deliveries 3000]`: the alert scan and the deliveries at
+// scale (docs/performance.md, Alerts).
 // 1. The scan's SQL and reading (api/webhooks/scan.ts, unchanged) on a synthetic `ventes` of N newly imported sales (default
 //    1,000,000) against A active alerts (default 10,000), DuckDB with 2 threads; then the matches enqueued in SQLite.
 // 2. Deliveries per second from the worker (api/webhooks/worker.ts) to a local HTTPS receiver answering 204.
@@ -7,6 +8,7 @@ import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
+import { parseArgs } from 'node:util';
 import selfsigned from 'selfsigned';
 import { closeContext, createContext } from '../../api/context';
 import { createLogger } from '../../api/log';
@@ -14,11 +16,12 @@ import { enqueue } from '../../api/webhooks/queue';
 import { matchesOf, SCAN_COLUMNS_SQL, toTimestamp, type ScanColumns } from '../../api/webhooks/scan';
 import { DeliveryWorker } from '../../api/webhooks/worker';
 import { columns, openMemory, run } from '../../lib/duck';
+import { count } from '../args';
 
-const arg = (name: string, dflt: number) => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? dflt);
-const SALES = arg('sales', 1_000_000);
-const ALERTS = arg('alerts', 10_000);
-const DELIVERIES = arg('deliveries', 3_000);
+const { values } = parseArgs({ options: { sales: { type: 'string' }, alerts: { type: 'string' }, deliveries: { type: 'string' } } });
+const SALES = count(values.sales, 'sales', 1_000_000);
+const ALERTS = count(values.alerts, 'alerts', 10_000);
+const DELIVERIES = count(values.deliveries, 'deliveries', 3_000);
 
 async function scanBench(): Promise<void> {
   const { instance, conn } = await openMemory({ threads: 2 });

@@ -1,7 +1,8 @@
-// `npm run bench [-- --sales 20000000 --data-dir data-bench --duration 10 --connections 1,8,32 --only market --json FILE]` (--only: substrings of case names, '|' between several):
-// HTTP load benchmark of the API on a France-scale dataset.
+// `npm run bench -- api [CASE …] [--sales 20000000 --data-dir data-bench --duration 10 --connections 1,8,32 --json FILE]`
+// (CASE: substrings of case names, all cases when none; --only A|B says the same): HTTP load benchmark of the API on a
+// France-scale dataset. The results go to --json FILE, by default a dated file of lab/results/ (lab/run.ts).
 //
-// 1. Ensures the dataset (scripts/bench/france-data.ts, in a child process): synthetic geo-DVF for 2020–2025
+// 1. Ensures the dataset (lab/france-data/build.ts, in a child process): synthetic geo-DVF for 2020–2025
 //    (20 M sales by default) → real pipeline → marts and serving database in --data-dir, reused when unchanged.
 // 2. Starts the real server as a child process (`npx tsx scripts/start.ts`, DATA_DIR and PORT set), waits for /health.
 // 3. Creates a pool of Enterprise keys in the data folder's api.sqlite (big top-up). The rate limit is per key
@@ -20,12 +21,14 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { repoRoot } from '../../lib/config';
 import { all, DuckDBInstance } from '../../lib/duck';
 import { Store } from '../../api/store';
 import { DEFAULT_DATA_DIR, DEFAULT_SALES, readStamp, type Stamp } from '../france-data/build';
 import { freePort } from '../../lib/net';
+import { count, positive } from '../args';
 import { CASES, datasetDims, expandQuery, type BenchCase, type Dims, type Targets } from './cases';
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -258,28 +261,28 @@ async function load(server: Server, opts: { connections: number; duration: numbe
 // Main
 // ---------------------------------------------------------------------------------------------------------------
 
-interface Args { sales: number; dataDir: string; duration: number; connections: number[]; keys: number; only?: string; json?: string; rebuild?: string; warmup: number }
+interface Args { sales: number; dataDir: string; duration: number; connections: number[]; keys: number; only: string[]; json?: string; rebuild?: string; warmup: number }
 
-function parseArgs(argv: string[]): Args {
-  const a: Args = { sales: DEFAULT_SALES, dataDir: DEFAULT_DATA_DIR, duration: 10, connections: [1, 8, 32], keys: 10_000, warmup: 2 };
-  for (let i = 0; i < argv.length; i += 2) {
-    const [k, v] = [argv[i], argv[i + 1]];
-    if (v === undefined) throw new Error(`missing value for ${k}`);
-    if (k === '--sales') a.sales = Number(v.replace(/_/g, ''));
-    else if (k === '--data-dir') a.dataDir = path.resolve(v);
-    else if (k === '--duration') a.duration = Number(v);
-    else if (k === '--warmup') a.warmup = Number(v);
-    else if (k === '--connections') a.connections = v.split(',').map(Number);
-    else if (k === '--keys') a.keys = Number(v);
-    else if (k === '--only') a.only = v;
-    else if (k === '--json') a.json = v;
-    else if (k === '--rebuild') a.rebuild = v;
-    else throw new Error(`unexpected argument ${k} (usage: --sales N --data-dir DIR --duration S --warmup S --connections 1,8,32 --keys N --only TEXT --json FILE --rebuild source|lake|income|marts)`);
-  }
-  if (!(a.duration > 0) || a.connections.some((c) => !Number.isInteger(c) || c < 1) || !Number.isInteger(a.keys) || a.keys < 1) {
-    throw new Error('--duration, --connections and --keys must be positive');
-  }
-  return a;
+function options(argv: string[]): Args {
+  const text = { type: 'string' } as const;
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { sales: text, 'data-dir': text, duration: text, warmup: text, connections: text, keys: text, only: text, json: text, rebuild: text },
+  });
+  const connections = (values.connections ?? '1,8,32').split(',').map(Number);
+  if (connections.some((c) => !Number.isInteger(c) || c < 1)) throw new Error('--connections takes positive whole numbers, comma-separated');
+  return {
+    sales: count(values.sales, 'sales', DEFAULT_SALES),
+    dataDir: path.resolve(values['data-dir'] ?? DEFAULT_DATA_DIR),
+    duration: positive(values.duration, 'duration', 10),
+    warmup: values.warmup === '0' ? 0 : positive(values.warmup, 'warmup', 2),
+    connections,
+    keys: count(values.keys, 'keys', 10_000),
+    only: [...positionals, ...(values.only?.split('|') ?? [])],
+    json: values.json,
+    rebuild: values.rebuild,
+  };
 }
 
 const targetLabel = (t: Targets) => `p50≤${t.p50Ms}${t.p99Ms ? ` p99≤${t.p99Ms}` : ''}`;
@@ -312,7 +315,7 @@ async function readDims(servingFile: string): Promise<Dims & { postalCounts: num
 }
 
 async function main() {
-  const a = parseArgs(process.argv.slice(2));
+  const a = options(process.argv.slice(2));
   const started = Date.now();
   await ensureData(a);
   const stamp = readStamp(a.dataDir) as Stamp;
@@ -366,7 +369,7 @@ async function main() {
 
   try {
     let printedHead = false;
-    for (const c of CASES.filter((x) => !a.only || a.only.split('|').some((o) => x.name.includes(o)))) {
+    for (const c of CASES.filter((x) => !a.only.length || a.only.some((o) => x.name.includes(o)))) {
       // Probe: the fixed query must answer 200 (else the endpoint is missing or rejects the parameters).
       const fixedUrl = urlOf(c.path, c.fixed);
       sent.add(fixedUrl);

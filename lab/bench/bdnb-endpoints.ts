@@ -1,6 +1,6 @@
 // BDNB endpoints' latency at France scale, in process, one client, no response cache:
-//   npx tsx scripts/bench/bdnb-endpoints.ts [--groups 20000000] [--sales 20000000] [--data-dir DIR] [--zones 200] [--json FILE]
-// Reads the serving database of scripts/bench/bdnb-matching.ts (built first when missing): bdnb_batiments,
+//   npm run bench -- bdnb-endpoints [--groups 20000000] [--sales 20000000] [--data-dir DIR] [--zones 200] [--json FILE]
+// Reads the serving database of bdnb-matching.ts (built first when missing): bdnb_batiments,
 // bdnb_ventes and ventes at France scale, built as the marts runner builds them (sort orders and indexes of the model
 // headers). Then calls each endpoint's own prepare + handler (api/routes/bdnb/*) through the API's ServingDb for
 // varied zones: postal codes, communes and départements, the busiest ones and others spread over the ranking (one call
@@ -9,6 +9,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { parseArgs } from 'node:util';
 import type { AppContext } from '../../api/context';
 import { ServingDb } from '../../api/db';
 import { ApiError } from '../../api/errors';
@@ -17,17 +18,16 @@ import { bdnbAgeStats } from '../../api/routes/bdnb/age-stats';
 import { transactionBdnb } from '../../api/routes/transactions/bdnb';
 import { bdnbRenovationScore } from '../../api/routes/bdnb/renovation-score';
 import { bdnbStats } from '../../api/routes/bdnb/stats';
+import { count } from '../args';
 import { benchMartsFile, buildBenchMarts, DEFAULT_BENCH_DIR, ensureBdnbModels } from './bdnb-matching';
 
-const argv = process.argv.slice(2);
-const arg = (k: string, d: string) => {
-  const i = argv.indexOf(`--${k}`);
-  return i >= 0 ? argv[i + 1] : d;
-};
-const groups = Number(arg('groups', '20000000').replace(/_/g, ''));
-const sales = Number(arg('sales', '20000000').replace(/_/g, ''));
-const dir = path.resolve(arg('data-dir', DEFAULT_BENCH_DIR));
-const zonesPerKind = Math.round(Number(arg('zones', '200')) / 3);
+const { values } = parseArgs({
+  options: { groups: { type: 'string' }, sales: { type: 'string' }, 'data-dir': { type: 'string' }, zones: { type: 'string' }, json: { type: 'string' } },
+});
+const groups = count(values.groups, 'groups', 20_000_000);
+const sales = count(values.sales, 'sales', 20_000_000);
+const dir = path.resolve(values['data-dir'] ?? DEFAULT_BENCH_DIR);
+const zonesPerKind = Math.round(count(values.zones, 'zones', 200) / 3);
 const fmt = (x: number, d = 0) => x.toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d });
 
 const file = benchMartsFile(dir, groups, sales);
@@ -96,5 +96,5 @@ for (const [name, ep] of [['bdnb/age-stats', bdnbAgeStats], ['bdnb/renovation-sc
 const ids = (await db.query<{ id: bigint }>(`select id from ventes using sample 200 rows (reservoir, 42)`)).map((r) => String(r.id));
 report('transactions/:id/bdnb', 'id', await time(transactionBdnb as AnyEndpoint, ids.map((id) => ({ params: { id } }))));
 await db.close();
-const out = arg('json', '');
+const out = values.json ?? '';
 if (out) fs.writeFileSync(out, JSON.stringify({ file: path.basename(file), groups, sales, results, load: os.loadavg() }, null, 2));

@@ -1,5 +1,5 @@
 // DVF × BDNB matching at France scale, and the serving database the BDNB endpoint benchmark reads:
-//   npx tsx scripts/bench/bdnb-matching.ts [--groups 20000000] [--sales 20000000] [--data-dir DIR] [--memory 8GB] [--json FILE]
+//   npm run bench -- bdnb-matching [--groups 20000000] [--sales 20000000] [--data-dir DIR] [--memory 8GB] [--json FILE]
 // Builds <data-dir>/serving/bench-bdnb-<groups>-<sales>.duckdb (DuckDB file, 2 threads, 8 GB: the marts runner's
 // settings) as the runner would, from synthetic inputs at a realistic density:
 // - every current commune of the reference geography (lib/geo) gets building groups in proportion to its population
@@ -17,12 +17,14 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 import { repoRoot } from '../../lib/config';
 import { HAVERSINE_MACRO_SQL } from '../../lib/distance';
 import { all, DuckDBInstance, lit, run, type DuckDBConnection } from '../../lib/duck';
 import { allCommunes, codeMappings } from '../../lib/geo';
 import { bdnbDeclaration } from '../../lib/sources/bdnb';
 import { checkQuery, loadModels, type Model } from '../../marts/runner';
+import { count } from '../args';
 import { depProfiles } from './pipeline';
 
 export const DEFAULT_BENCH_DIR = path.join(repoRoot, 'data-bench-bdnb');
@@ -189,19 +191,11 @@ export async function ensureBdnbModels(file: string, log: (m: string) => void = 
   }
 }
 
-function parseArgs(argv: string[]): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (let i = 0; i < argv.length; i++) {
-    const k = argv[i].replace(/^--/, '');
-    out[k] = argv[++i];
-  }
-  return out;
-}
-
 if (path.resolve(process.argv[1] ?? '') === fileURLToPath(import.meta.url)) {
-  const args = parseArgs(process.argv.slice(2));
-  const groups = Number((args.groups ?? '20000000').replace(/_/g, ''));
-  const sales = Number((args.sales ?? '20000000').replace(/_/g, ''));
+  const text = { type: 'string' } as const;
+  const { values: args } = parseArgs({ options: { groups: text, sales: text, 'data-dir': text, memory: text, json: text } });
+  const groups = count(args.groups, 'groups', 20_000_000);
+  const sales = count(args.sales, 'sales', 20_000_000);
   const dir = path.resolve(args['data-dir'] ?? DEFAULT_BENCH_DIR);
   console.log(`BDNB marts at France scale: ${fmt(groups)} groups, ${fmt(sales)} sales, in ${dir}; load average ${os.loadavg().map((l) => fmt(l, 1)).join(' ')}`);
   buildBenchMarts({ dir, groups, sales, memoryLimit: args.memory }).then((r) => {

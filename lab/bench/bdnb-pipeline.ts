@@ -1,6 +1,6 @@
-// `npm run bench:pipeline -- --bdnb [--groups 20000000] [--keep DIR] [--seed S] [--json FILE]`: the BDNB import at
+// `npm run bench -- pipeline --bdnb [--groups 20000000] [--keep DIR] [--seed S] [--json FILE]`: the BDNB import at
 // France scale.
-// 1. Generates (not measured) a synthetic BDNB in the publisher's layout with scripts/bench/bdnb-generate.ts: one
+// 1. Generates (not measured) a synthetic BDNB in the publisher's layout with lab/france-data/bdnb-generate.ts: one
 //    `open_data_millesime_{M}_dep{dd}_csv.zip` per metropolitan département, `--groups` building groups in proportion
 //    to the population, clustered in towns. Reused by a later run with the same --keep DIR, --groups and generator.
 // 2. Measures, in a child process of its own (its peak RSS is the import's), the real pipeline: `runSource('bdnb')`
@@ -16,6 +16,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 import { openMemory } from '../../lib/duck';
 import { runSource } from '../../pipeline/run';
 import { instrumentDuckDB, runChild } from './pipeline';
@@ -156,9 +157,9 @@ export async function bdnbPipelineBench(args: Record<string, string>): Promise<v
 }
 
 if (path.resolve(process.argv[1] ?? '') === SELF) {
-  const argv = process.argv.slice(2);
-  const args: Record<string, string> = {};
-  for (let i = 0; i < argv.length; i += 2) args[argv[i].replace(/^--/, '')] = argv[i + 1];
+  const text = { type: 'string' } as const;
+  const { values } = parseArgs({ options: { phase: text, result: text, dir: text, departements: text, groups: text, seed: text, keep: text, json: text } });
+  const args = Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined)) as Record<string, string>;
   (async () => {
     if (args.phase === 'import') {
       const r = await phaseImport(args.dir, args.departements.split(','));

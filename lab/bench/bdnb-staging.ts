@@ -1,18 +1,21 @@
-// BDNB staging cost per step on one synthetic département: `npx tsx scripts/bench/bdnb-staging.ts [groups] [dep]`
-// (default one million groups of the Nord) writes its archive with scripts/bench/bdnb-generate.ts to
+// BDNB staging cost per step on one synthetic département: `npm run bench -- bdnb-staging [--groups N] [--dep DD]`
+// (default one million groups of the Nord) writes its archive with lab/france-data/bdnb-generate.ts to
 // os.tmpdir()/bdnb-staging-<dep>-<groups>/ (kept for the next run), extracts the tables, then times `stageBdnb` and the
 // Parquet write statement by statement, each with the process's CPU time (DuckDB's threads included): the figures
 // that tell which step to optimise, without the fixed costs per archive of the full benchmark (bdnb-pipeline.ts).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { parseArgs } from 'node:util';
 import { DuckDBConnection } from '@duckdb/node-api';
 import { lit, openMemory, run } from '../../lib/duck';
 import { bdnbTableFiles, stageBdnb } from '../../pipeline/sources/bdnb';
+import { count } from '../args';
 import { metropolitanProfiles, standaloneSitesSql, writeDepArchive } from '../france-data/bdnb-generate';
 
-const N = Number(process.argv[2] ?? 1_000_000);
-const DEP = process.argv[3] ?? '59';
+const { values } = parseArgs({ options: { groups: { type: 'string' }, dep: { type: 'string', default: '59' } } });
+const N = count(values.groups, 'groups', 1_000_000);
+const DEP = values.dep!;
 const dir = path.join(os.tmpdir(), `bdnb-staging-${DEP}-${N}`);
 const { instance, conn } = await openMemory({ threads: 2, memoryLimit: '3GB' });
 const profile = metropolitanProfiles().find((p) => p.dep === DEP);

@@ -3,7 +3,7 @@
 // and a synthetic `ventes` of 20 million sales reduced to the columns the DVF statistics read (with the
 // businesses_dvf_codes_postaux mart built from it by its own SQL), then the endpoint's own handler timed uncached,
 // one client.
-//   npx tsx scripts/bench-businesses.ts [--data-dir data-bench-businesses] [--runs 200]
+//   npm run bench -- businesses [--data-dir data-bench-businesses] [--runs 200]
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';

@@ -1,4 +1,4 @@
-// `npm run bench:pipeline -- --dpe-csv 5GB`: the streaming template (pipeline/stage.ts) on a national-size DPE file.
+// `npm run bench -- pipeline --dpe-csv 5GB`: the streaming template (pipeline/stage.ts) on a national-size DPE file.
 // Generates a CSV with the real 220-column label-style header of ADEME's DPE v2 export (the Lyon 8e sample, see
 // /work/shared/data/dpe/PROVENANCE.md §1) and rows derived from the sample's real rows (unique N°DPE, départements,
 // communes, coordinates, dates, surfaces and labels varied), then stages it with `stageFile` under a 1 GB DuckDB memory

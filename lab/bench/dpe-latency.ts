@@ -1,6 +1,6 @@
 // DPE endpoints' latency at France scale, one client, without the 45-minute bench dataset:
-//   npx tsx scripts/bench/dpe-latency.ts [--dir data-bench-dpe] [--runs 200] [--sales 20000000] [--diagnostics 13000000] [--deps …]
-// uses the synthetic France of scripts/bench/dpe-matching.ts (20 M sales, 13 M diagnostics; generated when absent)
+//   npm run bench -- dpe-latency [--dir data-bench-dpe] [--runs 200] [--sales 20000000] [--diagnostics 13000000] [--deps …]
+// uses the synthetic France of lab/bench/dpe-matching.ts (20 M sales, 13 M diagnostics; generated when absent)
 // laid out as the marts runner materializes ventes and dpe_diagnostics, builds the four DPE marts from them with
 // their own SQL as the runner does (dpe_ventes, dpe_ventes_200m, dpe_communes, dpe_communes_classes; kept when
 // already built, `--rebuild` forces it), then opens that database read-only through the API's ServingDb and times

@@ -1,5 +1,5 @@
 // DVF × DPE matching at France scale, without the 45-minute bench dataset:
-//   npx tsx scripts/bench/dpe-matching.ts [--sales 20000000] [--diagnostics 13000000] [--deps 75,33,...] [--dir data-bench-dpe]
+//   npm run bench -- dpe-matching [--sales 20000000] [--diagnostics 13000000] [--deps 75,33,...] [--dir data-bench-dpe]
 // builds (once, kept in DIR/synthetic-*.duckdb) a synthetic `ventes` (the columns the DPE models read) and
 // `dpe_diagnostics` (every column of the mart) laid out like France, then runs marts/models/marts/dpe_ventes.sql and
 // dpe_ventes_200m.sql as the marts runner does (same connection settings: 2 threads, memory_limit 8GB; the
@@ -7,7 +7,7 @@
 // wall seconds, CPU seconds (user+sys of this process, DuckDB's threads included) and the load average.
 //
 // The layout (generateSynthetic): every real commune and arrondissement (lib/geo: INSEE code, postal codes,
-// population), placed around its département's centroid (scripts/bench-pipeline.ts), holds 0.55 dwellings per
+// population), placed around its département's centroid (lab/bench/pipeline.ts), holds 0.55 dwellings per
 // inhabitant in buildings spread as a Gaussian around the commune's centre (σ = √(population / 2π·15,000) km, at least
 // 600 m: town centres at 15,000 inhabitants/km², villages sparser). Houses are one dwelling; flats are in buildings of 4–40, their share
 // growing with the commune's size. Sales and 80 % of the diagnostics are drawn per dwelling (so a building's flats

@@ -1,4 +1,4 @@
-// `npm run bench:pipeline [-- --rows 3500000 --keep DIR --repeat N --per-file --json FILE --seed S]`: pipeline
+// `npm run bench -- pipeline [--rows 3500000 --keep DIR --repeat N --per-file --json FILE --seed S]`: pipeline
 // throughput at France scale.
 //
 // 1. Generates one year (2024) of synthetic DVF in the real Etalab geo-DVF format and tree
@@ -19,15 +19,16 @@
 // same --rows reuses the generated files (the lake is always rebuilt from scratch).
 //
 // `--dpe-csv SIZE` (e.g. 5GB) runs the other benchmark instead: the streaming template on one DPE-shaped CSV of that
-// size (scripts/bench/dpe-csv.ts), generated in `--dir` (default: a folder under /work or the OS temp folder, removed after).
-// `--bdnb [--groups N] [--keep DIR]` runs the BDNB import benchmark instead (scripts/bench/bdnb-pipeline.ts).
+// size (lab/bench/dpe-csv.ts), generated in `--dir` (default: a folder under /work or the OS temp folder, removed after).
+// `--bdnb [--groups N] [--keep DIR]` runs the BDNB import benchmark instead (lab/bench/bdnb-pipeline.ts).
 // `--dpe [--rows 13000000]` runs the DPE import benchmark: runSource over France-scale dpe03existant files in the
-// data-fair CSV format (scripts/bench/dpe-import.ts).
+// data-fair CSV format (lab/bench/dpe-import.ts).
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 import { DuckDBConnection } from '@duckdb/node-api';
 import { samplesDir } from '../../lib/config';
 import { all, lit, openMemory, run } from '../../lib/duck';
@@ -509,25 +510,29 @@ export function runChild<T>(phase: string, args: Record<string, string>, script 
 // Main
 // ---------------------------------------------------------------------------------------------------------------
 
-function parseArgs(argv: string[]): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (let i = 0; i < argv.length; i++) {
-    const m = /^--([\w-]+)$/.exec(argv[i]);
-    if (!m) throw new Error(`unexpected argument ${argv[i]} (usage: --rows N --keep DIR --repeat N --per-file --json FILE, or --dpe-csv SIZE [--dir DIR] [--json FILE], or --dpe [--rows N --keep DIR --gzip --json FILE], or --bdnb [--groups N] [--keep DIR])`);
-    if (m[1] === 'per-file' || m[1] === 'dpe' || m[1] === 'gzip' || m[1] === 'bdnb') {
-      out[m[1]] = 'yes';
-      continue;
-    }
-    out[m[1]] = argv[i + 1] ?? '';
-    i++;
-  }
-  return out;
+/**
+ * The options (usage: --rows N --keep DIR --repeat N --per-file --json FILE, or --dpe-csv SIZE [--dir DIR] [--json FILE],
+ * or --dpe [--rows N --keep DIR --gzip --json FILE], or --bdnb [--groups N] [--keep DIR]; --phase, --result and the
+ * phase's own options are what runChild passes to a child), as strings: a flag given is 'yes'.
+ */
+function options(argv: string[]): Record<string, string> {
+  const text = { type: 'string' } as const;
+  const flag = { type: 'boolean' } as const;
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      rows: text, keep: text, repeat: text, json: text, seed: text, dir: text, 'dpe-csv': text, groups: text,
+      phase: text, result: text, bytes: text, compress: text, departements: text,
+      'per-file': flag, dpe: flag, gzip: flag, bdnb: flag,
+    },
+  });
+  return Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined && v !== false).map(([k, v]) => [k, v === true ? 'yes' : String(v)]));
 }
 
 const fmt = (x: number, d = 0) => x.toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d }).replace(/,/g, ' ');
 
 async function main() {
-  const args = parseArgs(process.argv.slice(2));
+  const args = options(process.argv.slice(2));
   const seed = Number(args.seed ?? 20240);
   if (args.phase) {
     const dir = args.dir;
@@ -547,7 +552,7 @@ async function main() {
   }
 
   if (args['dpe-csv']) return dpeCsvBench(args);
-  // the BDNB import at France scale (scripts/bench/bdnb-pipeline.ts; imported lazily: it imports this module)
+  // the BDNB import at France scale (bdnb-pipeline.ts; imported lazily: it imports this module)
   if (args.bdnb) return (await import('./bdnb-pipeline')).bdnbPipelineBench(args);
   if (args.dpe) return dpeImportBench(args, runChild);
 
@@ -675,10 +680,10 @@ async function dpeCsvBench(args: Record<string, string>) {
   }
 }
 
-// only when run as a script: scripts/bench/france-data.ts imports the generator from this module
+// only when run as a script: lab/france-data/build.ts imports the generator from this module
 if (path.resolve(process.argv[1] ?? '') === SELF) {
   main().catch((e: Error) => {
-    console.error(`bench:pipeline failed: ${e.stack ?? e.message}`);
+    console.error(`bench pipeline failed: ${e.stack ?? e.message}`);
     process.exit(1);
   });
 }

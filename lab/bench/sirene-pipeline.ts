@@ -2,7 +2,7 @@
 // département, Paris per arrondissement; ≈ 400,000 active establishments of the seven NAF families among --lines lines
 // of every activity and state) and a StockUniteLegale, then `runSource('sirene')` timed in a child process of its own
 // (peak RSS = the import's).
-//   npx tsx scripts/bench-sirene-pipeline.ts [--data-dir data-bench-sirene] [--lines 10000000]
+//   npm run bench -- sirene-pipeline [--data-dir data-bench-sirene] [--lines 10000000]
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -82,7 +82,7 @@ const tree = path.join(root, 'source');
 const files = ALL_DEPARTEMENTS.flatMap(geoSireneFiles);
 
 if (!values) {
-  // imported for its generator functions (scripts/bench/france-sirene.ts): nothing to run
+  // imported for its generator functions (lab/france-data/sirene.ts): nothing to run
 } else if (values.step === 'import') {
   const data = path.join(root, 'data');
   fs.rmSync(data, { recursive: true, force: true });

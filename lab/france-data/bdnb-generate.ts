@@ -11,7 +11,7 @@
 //   from hash(seed, i, …): footprints, construction years, usages, materials, the DVF statistics of some groups.
 // `franceSites` fills `bdnb_sites` for a stand-alone France-scale run: groups in proportion to the population of each
 // metropolitan département, clustered in towns (commune centres around the département's centre, buildings denser
-// near each centre, the town's radius growing with its size). scripts/bench/france-bdnb.ts fills it from the sales of
+// near each centre, the town's radius growing with its size). lab/france-data/bdnb.ts fills it from the sales of
 // a bench lake instead.
 //
 // Footprints are star-shaped polygons of 4–12 vertices (GDAL's `MULTIPOLYGON (((x y,…)))` spelling, Lambert-93 metres

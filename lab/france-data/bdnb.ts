@@ -1,5 +1,5 @@
-// The BDNB of the France bench dataset (step "bdnb" of scripts/bench/france-data.ts): building groups consistent with
-// the bench's DVF sales, written as the publisher's per-département archives (scripts/bench/bdnb-generate.ts) into
+// The BDNB of the France bench dataset (step "bdnb" of lab/france-data/build.ts): building groups consistent with
+// the bench's DVF sales, written as the publisher's per-département archives (lab/france-data/bdnb-generate.ts) into
 // <dataDir>/bdnb-source and imported into <dataDir>'s lake with the real pipeline (runSource, offline).
 // Read from the lake's DVF lines (DuckDB, never the Node heap): one site per cadastral parcel holding a built
 // property (house, flat, outbuilding or premises) in a metropolitan département. Each parcel's fate is a pure function

@@ -1,13 +1,13 @@
-// France-scale dataset for the API benchmark (`npm run bench`), also runnable alone:
-//   npx tsx scripts/bench/france-data.ts [--sales 20000000] [--data-dir data-bench] [--seed 20240] [--rebuild source|lake|income|dpe|sirene|bdnb|marts]
+// France-scale dataset for the API benchmark (`npm run bench -- api`), also runnable alone:
+//   npm run lab -- france-data [--sales 20000000] [--data-dir data-bench] [--seed 20240] [--rebuild source|lake|income|dpe|sirene|bdnb|marts]
 //
 // 1. Generates synthetic geo-DVF files for 2020–2025 in the real tree (<data-dir>/source/{annee}/departements/{dep}.csv.gz)
-//    with the generator of scripts/bench-pipeline.ts (same départements, shares and line mix; one seed per year).
+//    with the generator of lab/bench/pipeline.ts (same départements, shares and line mix; one seed per year).
 //    Lines are sized from the wanted number of sales with LINES_PER_SALE (measured, see below).
 // 2. Imports them with the real pipeline (`runSource`, offline through fromDir) into <data-dir>/lake.
 // 3. Generates a Filosofi commune file and the four ANIL rent files (real formats) for every commune of the reference
 //    geography into <data-dir>/income-source and imports them with `runSource` (step "income", after the DVF lake).
-// 4. Sources generated from the lake after it (LAKE_STEPS: DPE in scripts/bench/france-dpe.ts, SIRENE in
+// 4. Sources generated from the lake after it (LAKE_STEPS: DPE in lab/france-data/dpe.ts, SIRENE in
 //    france-sirene.ts, BDNB in france-bdnb.ts), in their real formats, imported with `runSource` offline; each chained into the marts' hash.
 // 5. Builds the marts and the serving database into <data-dir>/marts and <data-dir>/serving, then the valuation
 //    calibration: the pipeline's after-import step (`afterImport`).
@@ -19,6 +19,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 import { repoRoot } from '../../lib/config';
 import { all, DuckDBInstance, lit, openMemory } from '../../lib/duck';
 import { allCommunes } from '../../lib/geo';
@@ -28,6 +29,7 @@ import { afterImport } from '../../marts/after-import';
 import { runSource } from '../../pipeline/run';
 import { anilCsv, DEMO_ANIL_YEAR, DEMO_FILOSOFI_YEAR, filosofiCsv, SEGMENTS } from '../../pipeline/demo/generate-income';
 import { DVF_DEPARTEMENTS } from '../../pipeline/sources/dvf';
+import { count, integer } from '../args';
 import { allocateRows, departementSql, depProfiles, GEO_DVF_HEADER, mutationsProvisioned } from '../bench/pipeline';
 import { buildFranceBdnb, franceBdnbHash } from './bdnb';
 import { dpeStep } from './dpe';
@@ -57,7 +59,7 @@ export interface LakeStep {
   build(ctx: { dataDir: string; dir: string; sales: number; seed: number; log: (m: string) => void }): Promise<{ figures: Record<string, number>; summary: string }>;
 }
 
-/** BDNB consistent with the sales (scripts/bench/france-bdnb.ts: parcels linked, renumbered or without a building). */
+/** BDNB consistent with the sales (lab/france-data/bdnb.ts: parcels linked, renumbered or without a building). */
 const bdnbStep: LakeStep = {
   name: 'bdnb',
   source: 'bdnb',
@@ -394,23 +396,21 @@ function incomeFiles(): Record<string, string> {
   return files;
 }
 
-function parseArgs(argv: string[]): FranceDataOptions {
-  const out: FranceDataOptions = {};
-  for (let i = 0; i < argv.length; i += 2) {
-    const [k, v] = [argv[i], argv[i + 1]];
-    if (v === undefined) throw new Error(`missing value for ${k}`);
-    if (k === '--sales') out.sales = Number(v.replace(/_/g, ''));
-    else if (k === '--data-dir') out.dataDir = v;
-    else if (k === '--seed') out.seed = Number(v);
-    else if (k === '--rebuild' && STEP_NAMES.includes(v)) out.rebuild = v;
-    else throw new Error(`unexpected argument ${k} (usage: --sales N --data-dir DIR --seed S --rebuild ${STEP_NAMES.join('|')})`);
-  }
-  return out;
+function options(argv: string[]): FranceDataOptions {
+  const text = { type: 'string' } as const;
+  const { values } = parseArgs({ args: argv, options: { sales: text, 'data-dir': text, seed: text, rebuild: text } });
+  if (values.rebuild !== undefined && !STEP_NAMES.includes(values.rebuild)) throw new Error(`--rebuild takes one of ${STEP_NAMES.join('|')}`);
+  return {
+    sales: values.sales === undefined ? undefined : count(values.sales, 'sales', DEFAULT_SALES),
+    dataDir: values['data-dir'],
+    seed: values.seed === undefined ? undefined : integer(values.seed, 'seed'),
+    rebuild: values.rebuild,
+  };
 }
 
 if (path.resolve(process.argv[1] ?? '') === fileURLToPath(import.meta.url)) {
   const t0 = performance.now();
-  ensureFranceData(parseArgs(process.argv.slice(2)))
+  ensureFranceData(options(process.argv.slice(2)))
     .then((r) => console.log(`France data ready in ${fmt((performance.now() - t0) / 1000, 1)} s${r.built.length ? ` (built: ${r.built.join(', ')})` : ' (all reused)'}`))
     .catch((e: Error) => {
       console.error(`france-data failed: ${e.stack ?? e.message}`);

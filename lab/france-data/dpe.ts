@@ -1,4 +1,4 @@
-// Step "dpe" of the France bench dataset (scripts/bench/france-data.ts): energy diagnostics in ADEME's dpe03existant
+// Step "dpe" of the France bench dataset (lab/france-data/build.ts): energy diagnostics in ADEME's dpe03existant
 // layout (API field names, the CSV the DPE plug-in reads under --from-dir: <dir>/dpe03existant/<dep>.csv.gz),
 // generated in DuckDB SQL from the bench lake's DVF lines, one COPY per département, then imported with
 // runSource('dpe') offline.

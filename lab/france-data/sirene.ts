@@ -1,6 +1,6 @@
-// Step "sirene" of the France bench dataset (scripts/bench/france-data.ts): a géo-SIRENE stock and a StockUniteLegale
+// Step "sirene" of the France bench dataset (lab/france-data/build.ts): a géo-SIRENE stock and a StockUniteLegale
 // in their published formats (one .csv.gz per département, Paris per arrondissement, the 2019 header), written by the
-// line generator of scripts/bench-sirene-pipeline.ts (same activity, state and diffusion mix: ≈ 4.5 % of the lines are
+// line generator of lab/bench/sirene-pipeline.ts (same activity, state and diffusion mix: ≈ 4.5 % of the lines are
 // active establishments of the seven NAF families), then imported with runSource('sirene') offline.
 // Sized like the real stock for the bench's sales: ≈ 400,000 kept establishments for 20 M sales (0.02 per sale), and
 // placed where the bench's sales are: each line takes the commune, postal code and point of a DVF line of the lake

@@ -1,15 +1,22 @@
-// Walk-forward search, step 2 (see search.ts): from a data folder kept by `npm run backtest -- --real-samples --keep`,
+// Walk-forward search, step 2 (see search.ts): from a data folder kept by `npm run lab -- backtest-real --keep`,
 // every clean single sale from FROM on (a PCT % sample by hash) as a target, screened by the fences of the years before,
 // with ALL its candidates within 1,000 m and 24 months (surface ×/÷ 1.5, strictly before it, not bulk) and every feature
 // a variant might use (distance, age, surfaces, rooms, land, dependencies, same parcel, address, street and section,
 // coordinates, index slopes and level).
-// Usage: tsx extract.ts DATA_ROOT OUT_PREFIX FROM PCT [HISTORY [HISTORY_RADIUS [SAME_SURFACE]]]  →  OUT_PREFIX_targets.parquet, OUT_PREFIX_pairs.parquet
+// Usage: npm run lab -- walk-forward-extract --data-root DIR --out PREFIX --from DATE --pct PCT [--history MONTHS]
+//          [--history-radius M] [--same-surface RATIO]  →  PREFIX_targets.parquet, PREFIX_pairs.parquet
+import { parseArgs } from 'node:util';
 import { all, DuckDBInstance, lit, run } from '../../../lib/duck';
 import { haversineSql } from '../../../lib/distance';
 import { currentServingFile } from '../../../lib/serving';
 
 async function main(): Promise<void> {
-  const [dataRoot, out, from, pct, history, historyRadius, sameSurface] = process.argv.slice(2);
+  const text = { type: 'string' } as const;
+  const { values } = parseArgs({
+    options: { 'data-root': text, out: text, from: text, pct: text, history: text, 'history-radius': text, 'same-surface': text },
+  });
+  const { 'data-root': dataRoot, out, from, pct, history, 'history-radius': historyRadius, 'same-surface': sameSurface } = values;
+  if (!dataRoot || !out || !from || !pct) throw new Error('--data-root, --out, --from and --pct are required');
   // sales within HISTORY_RADIUS m of the target (default 1: its very location, the same parcel's centroid) are kept
   // up to HISTORY months back (default 24, as every candidate)
   const historyMonths = Number(history ?? 24);

@@ -3,10 +3,11 @@
 // than 12 months apart differ by the noise of both. Model: ln(€/m²) = the building's level + e, e = scale × Student
 // t(ν), independent; (ν, scale) are fitted to the quantiles of |ln ratio| of those pairs by simulation, and the model
 // then tells what an estimator that knew each building's level to within a normal error of sd b would achieve.
-// Usage: WF_DIR=... tsx scripts/backtest/walk-forward/noise.ts   (after extract.ts, see search.ts)
+// Usage: npm run lab -- walk-forward-noise [--dir DIR]   (after extract.ts, see search.ts)
+import { parseArgs } from 'node:util';
 import { load } from './model';
 
-const DIR = process.env.WF_DIR ?? '/tmp/walk-forward';
+const DIR = parseArgs({ options: { dir: { type: 'string', default: '/tmp/walk-forward' } } }).values.dir!;
 const QUANTILES = [0.25, 0.5, 0.75, 0.9, 0.95];
 const DRAWS = 100_000;
 

@@ -1,23 +1,25 @@
 // The walk-forward search that chose the estimator's parameters (docs/valuation.md, "How the parameters were chosen").
 // It re-implements the estimator in plain JS over pre-extracted target × candidate pairs, so that a grid of variants
 // runs in seconds; lib/valuation stays the one implementation of what is chosen.
-//   1. npm run backtest -- --real-samples --keep --no-docs        (keeps the Toulon and Lyon data folders)
-//   2. tsx scripts/backtest/walk-forward/extract.ts KEPT/data-83137 $WF_DIR/toulon 2024-01-01 100
-//      tsx scripts/backtest/walk-forward/extract.ts KEPT/data-69 $WF_DIR/lyon 2016-01-01 35
-//   3. tsx scripts/backtest/walk-forward/search.ts variants '[["label", {"sameBoost": 1.5}], ...]'
-//      tsx scripts/backtest/walk-forward/search.ts descent '{...start}'   (coordinate descent on the tuning months)
-//      tsx scripts/backtest/walk-forward/search.ts final '{...chosen}'    (held-out figures, bias correction included)
-//      tsx scripts/backtest/walk-forward/search.ts variants-current '[["label", {...}], ...]'   (patches over CURRENT)
-//      tsx scripts/backtest/walk-forward/search.ts descent-current        (third search: its axes, from CURRENT)
-//      tsx scripts/backtest/walk-forward/search.ts coverage '[["label", {...}], ...]'   (50 % interval, 6 months → next 6)
-//      tsx scripts/backtest/walk-forward/stack.ts [residual]   (blends of variants; a residual model on the pool's features)
-//      tsx scripts/backtest/walk-forward/noise.ts              (the same location's pairs: what a perfect building level would achieve)
-// Tuning months: Toulon 2024, Lyon 2016. Held out (chose nothing): Toulon 2025-01 – 2025-06, Lyon 2017-01 – 2018-12.
+//   1. npm run lab -- backtest-real --keep --no-docs        (keeps the Toulon and Lyon data folders)
+//   2. npm run lab -- walk-forward-extract --data-root KEPT/data-83137 --out DIR/toulon --from 2024-01-01 --pct 100
+//      npm run lab -- walk-forward-extract --data-root KEPT/data-69 --out DIR/lyon --from 2016-01-01 --pct 35
+//   3. npm run lab -- walk-forward-search variants '[["label", {"sameBoost": 1.5}], ...]'
+//      npm run lab -- walk-forward-search descent '{...start}'   (coordinate descent on the tuning months)
+//      npm run lab -- walk-forward-search final '{...chosen}'    (held-out figures, bias correction included)
+//      npm run lab -- walk-forward-search variants-current '[["label", {...}], ...]'   (patches over CURRENT)
+//      npm run lab -- walk-forward-search descent-current        (third search: its axes, from CURRENT)
+//      npm run lab -- walk-forward-search coverage '[["label", {...}], ...]'   (50 % interval, 6 months → next 6)
+//      npm run lab -- walk-forward-stack [residual]   (blends of variants; a residual model on the pool's features)
+//      npm run lab -- walk-forward-noise              (the same location's pairs: what a perfect building level would achieve)
+// Steps 3 read DIR (--dir, default /tmp/walk-forward). Tuning months: Toulon 2024, Lyon 2016. Held out (chose nothing): Toulon 2025-01 – 2025-06, Lyon 2017-01 – 2018-12.
+import { parseArgs } from 'node:util';
 import { calibrate, cohortOf, spreadOf } from '../../../lib/valuation/calibration';
 import { intervalFor } from '../../../lib/valuation/estimator';
 import { BASE, CURRENT, estimate, HOLD_FROM, load, median, metricsOf, type M, type P, type T } from './model';
 
-const DIR = process.env.WF_DIR ?? '/tmp/walk-forward';
+const { values, positionals } = parseArgs({ allowPositionals: true, options: { dir: { type: 'string', default: '/tmp/walk-forward' } } });
+const DIR = values.dir!;
 type Split = Record<string, { a: M; b: M }>;
 
 async function setup(): Promise<Record<string, T[]>> {
@@ -57,7 +59,7 @@ const AXES: Array<[string, Array<number | string>]> = [
   ['reg', [0, 0.5, 1]], ['regRidge', [0.03, 0.3, 3, 1e9]], ['trend', ['d', 'c', 'none']],
 ];
 
-/** The third search's axes (Toulon: issue 18's accuracy targets), descended from CURRENT. */
+/** The third search's axes (Toulon: the accuracy targets), descended from CURRENT. */
 const AXES3: Array<[string, Array<number | string>]> = [
   ['streetBoost.Appartement', [0, 0.3, 0.7]], ['streetBoost.Maison', [0, 0.3, 0.7]], ['streetMaxD', [50, 150, 1e9]],
   ['addrBoost.Appartement', [0, 0.5, 1]], ['sectionBoost.Appartement', [0, 0.3, 0.5]], ['sectionBoost.Maison', [0, 0.3, 0.5]],
@@ -146,7 +148,7 @@ function coverage(ds: Record<string, T[]>, p: P): void {
 }
 
 async function main(): Promise<void> {
-  const [mode, arg] = process.argv.slice(2);
+  const [mode, arg] = positionals;
   const ds = await setup();
   if (mode === 'variants') {
     console.log(line('plain kNN', split(ds, (t) => t.knn)));

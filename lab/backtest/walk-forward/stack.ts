@@ -1,7 +1,8 @@
 // Third search (docs/valuation.md): is there information in a per-type least-squares blend, in logs, of the estimator
 // with the plain kNN and six variants of it (fit on the tuning months, MdAPE measured on the held-out ones)?
 // `residual`: is there information in the pool's own features (a median regression of ln(actual / estimate) on them)?
-// Usage: WF_DIR=... tsx scripts/backtest/walk-forward/stack.ts [residual]   (after extract.ts, see search.ts)
+// Usage: npm run lab -- walk-forward-stack [residual] [--dir DIR]   (after extract.ts, see search.ts)
+import { parseArgs } from 'node:util';
 import { CURRENT, estimate, HOLD_FROM as HOLD, load, median as med, wq, type Estimate, type P, type T } from './model';
 function solve(X: number[][], y: number[], ridge = 1e-3): number[] {
   const k = X[0].length; const A = Array.from({ length: k }, () => new Array(k).fill(0)); const b = new Array(k).fill(0);
@@ -21,7 +22,8 @@ const variants: Record<string, (ty: string) => Partial<P>> = {
   tightS: (ty) => ({ sbw: { ...CURRENT.sbw, [ty]: 0.12 } }),
 };
 const samples: Record<string, T[]> = {};
-for (const n of Object.keys(HOLD)) samples[n] = (await load(`${process.env.WF_DIR ?? '/tmp/walk-forward'}/${n}`)).filter((t) => !t.screened);
+const { values, positionals } = parseArgs({ allowPositionals: true, options: { dir: { type: 'string', default: '/tmp/walk-forward' } } });
+for (const n of Object.keys(HOLD)) samples[n] = (await load(`${values.dir}/${n}`)).filter((t) => !t.screened);
 function stackVariants(): void {
   for (const [n, ts] of Object.entries(samples)) {
     for (const ty of ['Appartement', 'Maison']) {
@@ -109,5 +111,5 @@ function residual(): void {
     console.log(`  ${label}:`, ['intercept', 'maison', ...Object.keys(FEATURES)].map((f, k) => `${f} ${beta[k].toFixed(3)}`).join(', '));
 }
 
-if (process.argv[2] === 'residual') residual();
+if (positionals[0] === 'residual') residual();
 else stackVariants();

@@ -1,5 +1,5 @@
 // Bench cases of the places endpoints (see case-kit.ts for the shape of a case). The bench dataset's streets are the 24 of
-// scripts/bench-pipeline.ts, so the addresses below exist in every postal code, spelled as users would.
+// lab/bench/pipeline.ts, so the addresses below exist in every postal code, spelled as users would.
 import { communes, dateDebut, departements, postal, types3, type BenchCase } from './kit';
 
 const addresses = () => ['rue de la République', '12 rue Victor Hugo', 'av Jean Jaurès', 'Gambetta', 'place de l’Église', 'Général de Gaulle'];

@@ -1,8 +1,9 @@
-// `npx tsx scripts/data-report.ts [--demo]`: effect of each cleaning rule of the `ventes` mart on the real DVF samples
+// `npm run lab -- data-report [--demo]`: effect of each cleaning rule of the `ventes` mart on the real DVF samples
 // (and optionally on the demo data), as the markdown table quoted in docs/data.md.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { parseArgs } from 'node:util';
 import zlib from 'node:zlib';
 import { samplesDir } from '../lib/config';
 import { all, DuckDBInstance } from '../lib/duck';
@@ -63,7 +64,7 @@ async function main() {
   const raw = path.join(tmp, 'raw');
   await runSource({ source: 'dvf', format: 'dgfip', fromDir: tree, annees: [2020], departements: ['01'], dataRoot: raw });
   console.log(await report('DGFiP raw sample: Ain (01), January 2020', raw));
-  if (process.argv.includes('--demo')) {
+  if (parseArgs({ options: { demo: { type: 'boolean', default: false } } }).values.demo) {
     const demo = path.join(tmp, 'demo');
     await buildDemo({ dataRoot: demo });
     console.log(await report('Demo dataset (generated, 2019–2025)', demo));
