@@ -1,4 +1,4 @@
-// The independent test of issue 18, replayed on real DVF data (`--real-samples [DIR]`) through the API itself: for each of the last six
+// The valuation's independent test, replayed on real DVF data (`npm run lab -- backtest-real --replay`) through the API itself: for each of the last six
 // months of the backtest window, the data is cut where a data engineer's copy would end (the day before the month for
 // a monthly refresh, twelve months earlier for data frozen a year), imported by the pipeline, built and calibrated as
 // `npm run pipeline` does, then every target of that month is valued by `GET /v1/estimate` over HTTP with its own

@@ -9,7 +9,7 @@
 //    staging, centroids, Lambert-93 → WGS84, joins, Parquet). Reported: wall time, CPU seconds (user + system of the process,
 //    DuckDB's threads included), peak RSS, the load average sampled every 2 s during the run, and every SQL statement
 //    timed, grouped by the table it builds.
-// The target (issue 14): ≥ 100,000 groups/s on 2 cores, i.e. ≤ 20 CPU-s per million groups with both cores busy
+// The target: ≥ 100,000 groups/s on 2 cores, i.e. ≤ 20 CPU-s per million groups with both cores busy
 // (≤ 10 wall-s per million).
 import crypto from 'node:crypto';
 import fs from 'node:fs';

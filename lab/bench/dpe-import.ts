@@ -1,5 +1,5 @@
 // `npm run bench -- pipeline --dpe [--rows 13000000] [--keep DIR] [--gzip] [--json FILE]`: the DPE import end to end
-// at France scale (issue 13: 13 million v2 diagnostics ≥ 100,000 rows/s on 2 cores, peak RSS < 3 GB).
+// at France scale (13 million v2 diagnostics ≥ 100,000 rows/s on 2 cores, peak RSS < 3 GB).
 //
 // 1. Generates (not measured) synthetic `dpe03existant` files in the format the pipeline reads: data-fair's CSV
 //    output with API field names — the fields the data-fair client selects (DPE_API_FIELDS), in another order than the

@@ -1,5 +1,5 @@
-// Bench cases of the analytics endpoints (see case-kit.ts for the shape of a case): one postal-code and one département
-// case per endpoint, with the targets of the analytics issue (p50 ≤ 20 ms for a postal code, ≤ 100 ms for a département).
+// Bench cases of the analytics endpoints (see kit.ts for the shape of a case): one postal-code and one département
+// case per endpoint, with the analytics targets (p50 ≤ 20 ms for a postal code, ≤ 100 ms for a département).
 import { dateDebut, departements, oneOf, postal, types3, type BenchCase, type Dims } from './kit';
 
 const types5 = oneOf('', 'Maison', 'Appartement', 'Local commercial', 'Terrain');

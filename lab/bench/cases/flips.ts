@@ -1,4 +1,4 @@
-// Bench cases of the flips endpoint (see case-kit.ts for the shape of a case).
+// Bench cases of the flips endpoint (see kit.ts for the shape of a case).
 import { communes, only, type BenchCase } from './kit';
 
 export const FLIPS_CASES: BenchCase[] = [

@@ -1,4 +1,4 @@
-// Bench cases of the income endpoints (see case-kit.ts for the shape of a case): purchasing power by commune and by postal
+// Bench cases of the income endpoints (see kit.ts for the shape of a case): purchasing power by commune and by postal
 // code, the market statistics with pouvoir_achat, and the rental yield (two point lookups in precomputed marts).
 import { communes, oneOf, postal, type BenchCase } from './kit';
 

@@ -1,5 +1,5 @@
 // The endpoints `npm run bench -- api` loads, one line each. Each area of the API keeps its cases in its own file
-// (cases-*.ts, written with case-kit.ts); this file joins them.
+// (one file per area, written with kit.ts); this file joins them.
 import { dateDebut, departements, only, postal, types3, type BenchCase } from './kit';
 import { ANALYTICS_CASES } from './analytics';
 import { FLIPS_CASES } from './flips';

@@ -1,4 +1,4 @@
-// Bench cases of the places endpoints (see case-kit.ts for the shape of a case). The bench dataset's streets are the 24 of
+// Bench cases of the places endpoints (see kit.ts for the shape of a case). The bench dataset's streets are the 24 of
 // lab/bench/pipeline.ts, so the addresses below exist in every postal code, spelled as users would.
 import { communes, dateDebut, departements, postal, types3, type BenchCase } from './kit';
 

@@ -1,6 +1,6 @@
-// Bench cases of the energy (DPE), building (BDNB) and businesses endpoints (see case-kit.ts for the shape of a case).
-// Their targets are the issues' (postal code p50 ≤ 20 ms, département ≤ 100 ms, commune-stats ≤ 10 ms, businesses search
-// ≤ 10 ms at 1,000 m). The bench dataset's steps dpe, sirene and bdnb (lab/france-data/*.ts) fill their marts.
+// Bench cases of the energy (DPE), building (BDNB) and businesses endpoints (see kit.ts for the shape of a case).
+// Their targets (docs/performance.md): postal code p50 ≤ 20 ms, département ≤ 100 ms, commune-stats ≤ 10 ms, businesses search
+// ≤ 10 ms at 1,000 m. The bench dataset's steps dpe, sirene and bdnb (lab/france-data/*.ts) fill their marts.
 import { communes, dateDebut, departements, oneOf, only, points, postal, type BenchCase } from './kit';
 
 const types2 = () => ['', 'Maison', 'Appartement'];

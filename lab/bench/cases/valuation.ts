@@ -1,4 +1,4 @@
-// Bench cases of the valuation endpoints (see case-kit.ts for the shape of a case).
+// Bench cases of the valuation endpoints (see kit.ts for the shape of a case).
 import { oneOf, points, type BenchCase } from './kit';
 
 export const VALUATION_CASES: BenchCase[] = [
@@ -7,7 +7,7 @@ export const VALUATION_CASES: BenchCase[] = [
     path: '/v1/estimate',
     fixed: { latitude: '48.8414', longitude: '2.3003', surface: '45' },
     vary: { 'latitude,longitude': points, surface: oneOf('25', '45', '70', '110'), type_local: oneOf('Appartement', 'Maison') },
-    targets: { p50Ms: 20 }, // issue 18: estimate p50 ≤ 20 ms at France scale, 1 client
+    targets: { p50Ms: 20 }, // estimate p50 ≤ 20 ms at France scale, 1 client
   },
   {
     name: 'comparables latitude,longitude+surface range',
