@@ -8,7 +8,7 @@
 // 3. Generates a Filosofi commune file and the four ANIL rent files (real formats) for every commune of the reference
 //    geography into <data-dir>/income-source and imports them with `runSource` (step "income", after the DVF lake).
 // 4. Sources generated from the lake after it (LAKE_STEPS: DPE in lab/france-data/dpe.ts, SIRENE in
-//    france-sirene.ts, BDNB in france-bdnb.ts), in their real formats, imported with `runSource` offline; each chained into the marts' hash.
+//    sirene.ts, BDNB in bdnb.ts), in their real formats, imported with `runSource` offline; each chained into the marts' hash.
 // 5. Builds the marts and the serving database into <data-dir>/marts and <data-dir>/serving, then the valuation
 //    calibration: the pipeline's after-import step (`afterImport`).
 // Each step is recorded in <data-dir>/bench-stamp.json and skipped when its inputs did not change: the source files
