@@ -1,6 +1,6 @@
 // `npm run lab -- backtest-features [--max-targets N]`: the walk-forward backtest of DATA_DIR run twice, without
 // and with the building and energy adjustments (lib/valuation/features.ts), compared on the same targets: all, and
-// those whose own sale has a matched diagnostic class and/or a matched building year (docs/valuation.md, item 4).
+// those whose own sale has a matched diagnostic class and/or a matched building year (docs/valuation.md, "Building and energy adjustments").
 // Ends with the adjusted run, so the published calibration is the adjusted estimator's.
 import path from 'node:path';
 import { parseArgs } from 'node:util';
