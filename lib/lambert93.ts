@@ -52,6 +52,19 @@ export function lambert93ToWgs84Sql(x: string, y: string): { lat: string; lon: s
 }
 
 /**
+ * SQL expressions giving Lambert-93 `x` and `y` (metres) from two SQL expressions holding
+ * WGS84 latitude and longitude in degrees: the forward projection (EPSG guidance note 7-2, §1.3.1.1), the inverse of
+ * lambert93ToWgs84Sql. The arguments are pasted into the expressions: pass column names, never request input.
+ */
+export function wgs84ToLambert93Sql(lat: string, lon: string): { x: string; y: string } {
+  const phi = `radians(${lat})`;
+  const es = `(${num(E)} * sin(${phi}))`;
+  const rho = `(${num(AF)} * pow(tan(pi() / 4 - ${phi} / 2) / pow((1 - ${es}) / (1 + ${es}), ${num(E / 2)}), ${num(N)}))`;
+  const theta = `(${num(N)} * (radians(${lon}) - ${num(LAMBDA0)}))`;
+  return { x: `(${num(X0)} + ${rho} * sin(${theta}))`, y: `(${num(Y0 + RHO0)} - ${rho} * cos(${theta}))` };
+}
+
+/**
  * DuckDB macros `lambert93_lat(x, y)` and `lambert93_lon(x, y)` (inlined by DuckDB at bind time, so as fast as the
  * bare expressions). Metropolitan France only: Lambert-93 is not defined overseas, where DPE carry other systems.
  */

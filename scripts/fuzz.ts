@@ -3,6 +3,7 @@
 // temporary folder, removed at the end), with the rate limit and the dense-query budget raised so that only the
 // requests decide the answers. Prints the answers by status and every failing request; exits 1 when any request failed.
 import fs from 'node:fs';
+import { parseArgs } from 'node:util';
 import fc from 'fast-check';
 import { describeRequest, fuzzApiOptions, fuzzTarget, problems, requestArbitrary, send, type FuzzRequest } from '../test/helpers/fuzz';
 import { buildDemo } from '../pipeline/demo/build';
@@ -13,18 +14,9 @@ import { checkEnvOrExit } from '../lib/env';
 // A bad environment variable stops the command here, with a message naming it.
 checkEnvOrExit();
 
-function args(argv: string[]): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (let i = 0; i < argv.length; i++) {
-    const m = /^--([\w-]+)(?:=(.*))?$/.exec(argv[i]);
-    if (!m) throw new Error(`unexpected argument ${argv[i]}`);
-    out[m[1]] = m[2] ?? argv[++i];
-  }
-  return out;
-}
-
 async function main(): Promise<void> {
-  const a = args(process.argv.slice(2));
+  const text = { type: 'string' } as const;
+  const { values: a } = parseArgs({ options: { n: text, seed: text, concurrency: text, url: text, key: text } });
   const n = Number(a.n ?? 10_000);
   const seed = Number(a.seed ?? Date.now() % 2 ** 31);
   const concurrency = Number(a.concurrency ?? 4);

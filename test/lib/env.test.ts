@@ -50,13 +50,11 @@ describe('the environment schema', () => {
   });
 
   it('is the only reader of process.env in the product', () => {
-    // Research programs, not the product: they read their own settings.
-    const RESEARCH = ['scripts/backtest/walk-forward'];
     const offenders: string[] = [];
     const walk = (dir: string) => {
       for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
         const p = path.join(dir, e.name);
-        if (e.isDirectory()) { if (!RESEARCH.includes(path.relative(repoRoot, p))) walk(p); }
+        if (e.isDirectory()) walk(p);
         else if (p.endsWith('.ts') && p !== path.join(repoRoot, 'lib', 'env.ts') && /process\.env\.[A-Z]/.test(fs.readFileSync(p, 'utf8'))) {
           offenders.push(path.relative(repoRoot, p));
         }

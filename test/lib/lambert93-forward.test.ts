@@ -1,11 +1,10 @@
-// scripts/bench/france-dpe.ts writes the bench diagnostics' Lambert-93 X/Y with its own SQL forward projection: checked
+// lib/lambert93.ts's SQL forward projection (WGS84 → Lambert-93, used by the France-scale data generator): checked
 // against proj4 (the maintained reference) over a grid covering metropolitan France, and back through the import's
 // inverse (lib/lambert93.ts), to the centimetre.
 import proj4 from 'proj4';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { all, openMemory, run, type DuckDBConnection, type DuckDBInstance } from '../../lib/duck';
-import { lambert93Macros } from '../../lib/lambert93';
-import { wgs84ToLambert93Sql } from '../../scripts/bench/france-dpe';
+import { lambert93Macros, wgs84ToLambert93Sql } from '../../lib/lambert93';
 
 proj4.defs('EPSG:2154', '+proj=lcc +lat_0=46.5 +lon_0=3 +lat_1=49 +lat_2=44 +x_0=700000 +y_0=6600000 +ellps=GRS80 +towgs84=0,0,0,0,0,0,0 +units=m +no_defs');
 
@@ -16,7 +15,7 @@ beforeAll(async () => {
 });
 afterAll(() => db.instance.closeSync());
 
-describe('bench DPE generator: WGS84 → Lambert-93 in SQL', () => {
+describe('WGS84 → Lambert-93 in SQL', () => {
   it('agrees with proj4 and with the import inverse to 2 cm over metropolitan France', async () => {
     const { x, y } = wgs84ToLambert93Sql('lat', 'lon');
     const rows = await all<{ lat: number; lon: number; x: number; y: number; lat2: number; lon2: number }>(db.conn, `
