@@ -19,7 +19,7 @@ let marts: Marts;
 beforeAll(async () => {
   dataRoot = await testData('demo');
   marts = await openMarts(dataRoot);
-});
+}, 600_000); // builds the demo dataset when this file asks first: minutes on a busy machine
 afterAll(() => marts?.close());
 
 const example = (id: string) => EXAMPLES.find((e) => e.id === id)!;
