@@ -10,6 +10,7 @@ import { ServingDb, type ServingDbOptions } from './db';
 import { createLogger, type Logger } from './log';
 import { RateLimiter } from './rate-limit';
 import { Store } from './store';
+import type { PgState } from './store/postgres';
 import { webhookConfigFromEnv, type WebhookConfig } from './webhooks/config';
 
 export interface Limits {
@@ -37,6 +38,11 @@ export interface AppContext {
   logger: Logger;
   /** Alert deliveries (api/webhooks/config.ts): WEBHOOK_* variables. */
   webhooks: WebhookConfig;
+  /**
+   * The state on PostgreSQL, shared by every replica, when DATABASE_URL is set (api/store/postgres): keys, credits, the
+   * rate limit, the request log and the webhook queue then live there rather than in `store`. Opened by startServer.
+   */
+  sharedState?: PgState;
 }
 
 export interface ContextOptions {
@@ -77,5 +83,6 @@ export function createContext(opts: ContextOptions = {}): AppContext {
 
 export async function closeContext(ctx: AppContext): Promise<void> {
   await ctx.db.close();
+  await ctx.sharedState?.close();
   ctx.store.close();
 }

@@ -5,6 +5,7 @@ import { createApp } from './app';
 import { closeContext, createContext, type AppContext } from './context';
 import { ApiError } from './errors';
 import { requestIdOf } from './platform';
+import { PgState, stateConfigFromEnv } from './store/postgres';
 import { startWebhooks } from './webhooks';
 
 /** The API error for a request Node's HTTP parser refused before Express saw it. */
@@ -39,11 +40,27 @@ export function answerParserErrors(server: Server): void {
   });
 }
 
+/** How long a graceful stop lets the requests in flight finish before closing their connections. */
+const STOP_DEADLINE_MS = 20_000;
+
 export async function startServer(port = Number(process.env.PORT ?? 3000)): Promise<{ server: Server; ctx: AppContext }> {
   const ctx = createContext();
-  // Charges a killed process left pending were never answered: give them back before serving (docs/decisions.md).
-  const refunded = ctx.credits.refundAbandoned();
-  if (refunded) ctx.logger.warn({ refunded }, `refunded ${refunded} charge${refunded > 1 ? 's' : ''} left pending by a process that stopped without answering`);
+  const state = stateConfigFromEnv();
+  if (state.databaseUrl) {
+    // One replica of several sharing PostgreSQL: its lease's first beat also refunds the charges of dead replicas.
+    ctx.sharedState = await PgState.open(state.databaseUrl, {
+      clock: ctx.clock,
+      leaseMs: state.leaseMs,
+      poolSize: state.poolSize,
+      replica: true,
+      onError: (e) => ctx.logger.error({ err: e }, 'state database error'),
+      onRefunded: (replicas, n) => ctx.logger.warn({ replicas, refunded: n }, `refunded ${n} charge(s) left pending by replica(s) whose lease expired`),
+    });
+  } else {
+    // Charges a killed process left pending were never answered: give them back before serving (docs/decisions.md).
+    const refunded = ctx.credits.refundAbandoned();
+    if (refunded) ctx.logger.warn({ refunded }, `refunded ${refunded} charge${refunded > 1 ? 's' : ''} left pending by a process that stopped without answering`);
+  }
   await ctx.db.start();
   // Alert scans (after each import, daily at 06:00 UTC) and the delivery worker (docs/decisions.md, Webhooks).
   const webhooks = await startWebhooks(ctx);
@@ -54,8 +71,16 @@ export async function startServer(port = Number(process.env.PORT ?? 3000)): Prom
   answerParserErrors(server);
   // Keep-alive longer than common load balancers' idle timeout, so they never reuse a socket we are closing.
   server.keepAliveTimeout = 65_000;
+  // A graceful stop (SIGTERM from an orchestrator, SIGINT): no new connection; the requests in flight finish and their
+  // charges settle; then the deliveries in flight end, and the state is closed (on PostgreSQL, the lease given up).
   const stop = async () => {
-    server.close();
+    const closed = new Promise((resolve) => server.close(resolve));
+    server.closeIdleConnections();
+    const idle = setInterval(() => server.closeIdleConnections(), 100);
+    const deadline = setTimeout(() => server.closeAllConnections(), STOP_DEADLINE_MS);
+    await closed;
+    clearInterval(idle);
+    clearTimeout(deadline);
     await webhooks.stop();
     await closeContext(ctx);
     process.exit(0);

@@ -1,7 +1,10 @@
-// Key administration CLI over DATA_DIR/api.sqlite: create (prints the key once), list, revoke, top up.
+// Key administration CLI over the state: DATA_DIR/api.sqlite, or PostgreSQL when DATABASE_URL is set. Create (prints
+// the key once), list, revoke, top up.
 import { parseArgs } from 'node:util';
-import { Credits } from '../api/credits';
-import { PLAN_NAMES, PLANS, Store, type PlanName } from '../api/store';
+import { systemClock } from '../api/clock';
+import { Credits, type Balance } from '../api/credits';
+import { PLAN_NAMES, PLANS, Store, type CreateKeyOptions, type KeyRecord, type PlanName } from '../api/store';
+import { PgState, stateConfigFromEnv } from '../api/store/postgres';
 
 const USAGE = `Usage: npm run keys -- <command>
   create --plan <${PLAN_NAMES.join('|')}> [--label <text>] [--credits <n>]
@@ -10,7 +13,7 @@ const USAGE = `Usage: npm run keys -- <command>
   list
   revoke <id|prefix>
   topup <id|prefix> <credits>
-The database is DATA_DIR/api.sqlite (DATA_DIR defaults to ./data).`;
+The database is PostgreSQL when DATABASE_URL is set, else DATA_DIR/api.sqlite (DATA_DIR defaults to ./data).`;
 
 class UsageError extends Error {}
 
@@ -39,7 +42,42 @@ function table(header: string[], rows: string[][]): string {
 
 const fmt = (n: number) => n.toLocaleString('en-US');
 
-function run(argv: string[], store: Store): void {
+/** The key operations, on either engine. */
+interface KeyAdmin {
+  createKey(opts: CreateKeyOptions): Promise<{ id: string; key: string }>;
+  listKeys(): Promise<KeyRecord[]>;
+  revoke(ref: string): Promise<{ key: KeyRecord; alreadyRevoked: boolean }>;
+  topup(ref: string, credits: number): Promise<KeyRecord>;
+  balance(id: string): Promise<Balance | undefined>;
+  close(): Promise<void>;
+}
+
+async function openAdmin(): Promise<KeyAdmin> {
+  const { databaseUrl, leaseMs } = stateConfigFromEnv();
+  if (databaseUrl) {
+    const state = await PgState.open(databaseUrl, { clock: systemClock, leaseMs, poolSize: 2 });
+    return {
+      createKey: (o) => state.keys.createKey(o),
+      listKeys: () => state.keys.listKeys(),
+      revoke: (r) => state.keys.revoke(r),
+      topup: (r, n) => state.keys.topup(r, n),
+      balance: (id) => state.credits.balance(id),
+      close: () => state.pool.end(),
+    };
+  }
+  const store = new Store();
+  const credits = new Credits(store.db, store.clock);
+  return {
+    createKey: async (o) => store.createKey(o),
+    listKeys: async () => store.listKeys(),
+    revoke: async (r) => store.revoke(r),
+    topup: async (r, n) => store.topup(r, n),
+    balance: async (id) => credits.balance(id),
+    close: async () => store.close(),
+  };
+}
+
+async function run(argv: string[], store: KeyAdmin): Promise<void> {
   // revoke and topup take positionals only; parsing them by hand lets `topup <id> -5` reach the credits check.
   const positionalOnly = argv[0] === 'revoke' || argv[0] === 'topup';
   const { values, positionals } = positionalOnly
@@ -50,14 +88,14 @@ function run(argv: string[], store: Store): void {
         options: { plan: { type: 'string' }, label: { type: 'string' }, credits: { type: 'string' } },
       });
   const [command, ...rest] = positionals;
-  const credits = new Credits(store.db, store.clock);
+  const credits = store;
 
   switch (command) {
     case 'create': {
       const plan = parsePlan(values.plan);
       const balance = values.credits === undefined ? undefined : parseCredits(values.credits, '--credits', true);
-      const { id, key } = store.createKey({ plan, label: values.label ?? '', balance });
-      const b = credits.balance(id)!;
+      const { id, key } = await store.createKey({ plan, label: values.label ?? '', balance });
+      const b = (await credits.balance(id))!;
       process.stderr.write(
         `Created ${id} (${plan}${values.label ? `, "${values.label}"` : ''}): ${fmt(b.remaining)} credits until ${b.resetsOn}, ` +
           `then ${fmt(PLANS[plan].monthly)} a month. Store the key now: it cannot be shown again.\n`,
@@ -67,13 +105,14 @@ function run(argv: string[], store: Store): void {
       return;
     }
     case 'list': {
-      const keys = store.listKeys();
+      const keys = await store.listKeys();
+      const balances = await Promise.all(keys.map((k) => credits.balance(k.id)));
       if (keys.length === 0) {
         process.stdout.write('No keys.\n');
         return;
       }
-      const rows = keys.map((k) => {
-        const b = credits.balance(k.id)!;
+      const rows = keys.map((k, i) => {
+        const b = balances[i]!;
         return [
           k.id,
           k.prefix,
@@ -90,7 +129,7 @@ function run(argv: string[], store: Store): void {
     }
     case 'revoke': {
       if (rest.length !== 1) throw new UsageError('revoke takes one argument: the key id or prefix');
-      const { key, alreadyRevoked } = store.revoke(rest[0]);
+      const { key, alreadyRevoked } = await store.revoke(rest[0]);
       process.stdout.write(
         alreadyRevoked ? `${key.id} was already revoked on ${key.revokedAt}.\n` : `Revoked ${key.id} (${key.prefix}…, ${key.plan}).\n`,
       );
@@ -99,8 +138,8 @@ function run(argv: string[], store: Store): void {
     case 'topup': {
       if (rest.length !== 2) throw new UsageError('topup takes two arguments: the key id or prefix, and a number of credits');
       const n = parseCredits(rest[1], 'credits', false);
-      const key = store.topup(rest[0], n);
-      const b = credits.balance(key.id)!;
+      const key = await store.topup(rest[0], n);
+      const b = (await credits.balance(key.id))!;
       process.stdout.write(`Added ${fmt(n)} credits to ${key.id}: top-up ${fmt(b.topup)}, ${fmt(b.remaining)} available in total.\n`);
       return;
     }
@@ -111,16 +150,16 @@ function run(argv: string[], store: Store): void {
   }
 }
 
-function main(): number {
-  let store: Store | undefined;
+async function main(): Promise<number> {
+  let store: KeyAdmin | undefined;
   try {
     const argv = process.argv.slice(2);
     if (argv.includes('--help') || argv.includes('-h') || argv[0] === 'help') {
       process.stdout.write(USAGE + '\n');
       return 0;
     }
-    store = new Store();
-    run(argv, store);
+    store = await openAdmin();
+    await run(argv, store);
     return 0;
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
@@ -128,8 +167,8 @@ function main(): number {
     if (err instanceof UsageError || (err instanceof TypeError && 'code' in err)) process.stderr.write(`\n${USAGE}\n`);
     return 1;
   } finally {
-    store?.close();
+    await store?.close();
   }
 }
 
-process.exitCode = main();
+process.exitCode = await main();

@@ -19,7 +19,7 @@ async function main(): Promise<void> {
   const credential = process.env.FONCIER_API_KEY?.trim() || undefined;
   // Fail at start rather than on every call: an agent host shows a server that did not start, with this message.
   try {
-    authenticate(ctx, credential);
+    await authenticate(ctx, credential);
   } catch (e) {
     if (e instanceof ApiError) throw new Error(`FONCIER_API_KEY: ${e.message}`);
     throw e;

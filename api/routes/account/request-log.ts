@@ -78,13 +78,50 @@ export class RequestLog {
   }
 }
 
-const logs = new WeakMap<AppContext, RequestLog>();
+/** What the routes use of a log: recording never waits (a failure is logged), reading may. */
+export interface RequestLogView {
+  record(keyId: string, r: Omit<LoggedRequest, 'at'>): void;
+  recent(keyId: string, limit: number): LoggedRequest[] | Promise<LoggedRequest[]>;
+  daily(keyId: string, since: string): DailyUsage[] | Promise<DailyUsage[]>;
+}
 
-/** The log of a context's keys database (one per context, created on first use). */
-export function requestLogOf(ctx: AppContext): RequestLog {
+/** The log in the PostgreSQL state shared by the replicas (DATABASE_URL). */
+class SharedRequestLog implements RequestLogView {
+  private prunedOn = '';
+
+  constructor(private readonly ctx: AppContext & { sharedState: NonNullable<AppContext['sharedState']> }) {}
+
+  record(keyId: string, r: Omit<LoggedRequest, 'at'>): void {
+    const { requestLog } = this.ctx.sharedState;
+    const now = this.ctx.clock.now();
+    const day = now.toISOString().slice(0, 10);
+    const write = async () => {
+      if (day !== this.prunedOn) {
+        this.prunedOn = day;
+        await requestLog.prune(new Date(now.getTime() - RETENTION_DAYS * 86_400_000).toISOString());
+      }
+      await requestLog.record(keyId, { ...r, at: now.toISOString() });
+    };
+    void this.ctx.sharedState.track(write());
+  }
+
+  recent(keyId: string, limit: number): Promise<LoggedRequest[]> {
+    return this.ctx.sharedState.requestLog.recent(keyId, limit);
+  }
+
+  daily(keyId: string, since: string): Promise<DailyUsage[]> {
+    return this.ctx.sharedState.requestLog.daily(keyId, `${since}T00:00:00.000Z`);
+  }
+}
+
+const logs = new WeakMap<AppContext, RequestLogView>();
+
+/** The log of a context's state (one per context, created on first use). */
+export function requestLogOf(ctx: AppContext): RequestLogView {
   let log = logs.get(ctx);
   if (!log) {
-    log = new RequestLog(ctx.store.db, () => ctx.clock.now());
+    const shared = ctx.sharedState;
+    log = shared ? new SharedRequestLog({ ...ctx, sharedState: shared }) : new RequestLog(ctx.store.db, () => ctx.clock.now());
     logs.set(ctx, log);
   }
   return log;
