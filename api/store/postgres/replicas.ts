@@ -58,7 +58,11 @@ export class ReplicaLease {
     const dead = rows.map((r) => r.owner);
     const n = await this.credits().refundPendingOf(dead);
     if (dead.length) this.opts.onRefunded?.(dead, n);
-    await this.pool.query(`delete from replicas where expires_at < clock_timestamp() - interval '1 hour'`);
+    // Forgotten once settled (a replica that was only frozen registers again at its next beat).
+    await this.pool.query(
+      `delete from replicas r where r.expires_at < clock_timestamp()
+         and not exists (select 1 from credit_ledger l where l.settled = 'pending' and l.owner = r.id)`,
+    );
     return n;
   }
 
