@@ -11,9 +11,12 @@ import { post } from '../../webhooks/send';
 import { anyDue, claimDue, confirmClaim, recordAttempt, releaseClaims } from './deliveries';
 import type { PgState } from './index';
 
+/** What a claim outlasts a receiver's deadline by: the time to confirm the claim before and record the attempt after. */
+const CLAIM_MARGIN_MS = 2_000;
+
 export interface PgWorkerOptions {
   pollMs?: number;
-  /** The claim of a delivery (WEBHOOK_LEASE_MS, default 30 s); at least the receiver's deadline plus 5 s. */
+  /** The claim of a delivery (WEBHOOK_LEASE_MS, default 30 s); at least the receiver's deadline plus CLAIM_MARGIN_MS. */
   leaseMs?: number;
   batch?: number;
   wallClock?: Clock;
@@ -36,7 +39,7 @@ export class PgDeliveryWorker {
   ) {
     this.queue = new PQueue({ concurrency: ctx.webhooks.concurrency });
     this.pollMs = opts.pollMs ?? 1000;
-    this.leaseMs = Math.max(opts.leaseMs ?? Number(process.env.WEBHOOK_LEASE_MS ?? 30_000), ctx.webhooks.timeoutMs + 5_000);
+    this.leaseMs = Math.max(opts.leaseMs ?? Number(process.env.WEBHOOK_LEASE_MS ?? 30_000), ctx.webhooks.timeoutMs + CLAIM_MARGIN_MS);
     this.batch = opts.batch ?? 200;
     this.wall = opts.wallClock ?? systemClock;
   }
