@@ -6,6 +6,7 @@ import { z } from '../../params';
 import type { Call } from '../../platform';
 import { randomBase62 } from '../../store';
 import { hostOf, hostProblem } from '../../webhooks/ssrf';
+import { listDeliveries } from '../../webhooks/queue';
 
 export const ALERT_TYPES = ['Maison', 'Appartement', 'Terrain', 'Local commercial', 'Dépendance', 'Local industriel'] as const;
 export const ALERT_PLANS = ['Scale', 'Enterprise'];
@@ -167,13 +168,21 @@ function toAlert(r: Row): Alert {
 }
 
 /** The key's alert, or 404 (another key's alert is not found either). */
-export function loadAlert(call: Call, id: string): Alert {
-  const row = call.ctx.store.db.prepare('select * from alerts where id = ? and key_id = ?').get(id, call.key.id) as Row | undefined;
+export async function loadAlert(call: Call, id: string): Promise<Alert> {
+  const shared = call.ctx.sharedState;
+  const row = shared
+    ? ((await shared.alerts.get(call.key.id, id)) as Row | undefined)
+    : (call.ctx.store.db.prepare('select * from alerts where id = ? and key_id = ?').get(id, call.key.id) as Row | undefined);
   if (!row) throw new ApiError('not_found', `no alert ${id} for this key`);
   return toAlert(row);
 }
 
-export function listAlerts(call: Call, limit: number, offset: number): { total: number; items: Alert[] } {
+export async function listAlerts(call: Call, limit: number, offset: number): Promise<{ total: number; items: Alert[] }> {
+  const shared = call.ctx.sharedState;
+  if (shared) {
+    const { total, rows } = await shared.alerts.list(call.key.id, limit, offset);
+    return { total, items: (rows as Row[]).map(toAlert) };
+  }
   const db = call.ctx.store.db;
   const { n } = db.prepare('select count(*) as n from alerts where key_id = ?').get(call.key.id) as { n: number };
   const rows = db.prepare('select * from alerts where key_id = ? order by seq limit ? offset ?').all(call.key.id, limit, offset) as Row[];
@@ -181,11 +190,30 @@ export function listAlerts(call: Call, limit: number, offset: number): { total: 
 }
 
 /** 409 alert_limit_reached when the key already has 20 active alerts (a creation, or a reactivation). */
-export function checkCap(call: Call): void {
+export async function checkCap(call: Call): Promise<void> {
+  const shared = call.ctx.sharedState;
+  if (shared) {
+    if ((await shared.alerts.countActive(call.key.id)) >= MAX_ACTIVE_ALERTS) throw capReached();
+  } else checkCapInTransaction(call);
+}
+
+const capReached = () => new ApiError('alert_limit_reached', `this key already has ${MAX_ACTIVE_ALERTS} active alerts: deactivate or delete one first`);
+
+/** The SQLite check, synchronous, inside the caller's write transaction. */
+function checkCapInTransaction(call: Call): void {
   const { n } = call.ctx.store.db.prepare('select count(*) as n from alerts where key_id = ? and is_active = 1').get(call.key.id) as { n: number };
-  if (n >= MAX_ACTIVE_ALERTS) {
-    throw new ApiError('alert_limit_reached', `this key already has ${MAX_ACTIVE_ALERTS} active alerts: deactivate or delete one first`);
-  }
+  if (n >= MAX_ACTIVE_ALERTS) throw capReached();
+}
+
+/** Deletes the key's alert (the caller checked it exists); its deliveries go with it. */
+export async function deleteAlert(call: Call, id: string): Promise<void> {
+  if (call.ctx.sharedState) await call.ctx.sharedState.alerts.delete(call.key.id, id);
+  else call.ctx.store.db.prepare('delete from alerts where id = ? and key_id = ?').run(id, call.key.id);
+}
+
+/** An alert's deliveries, latest first. */
+export async function alertDeliveries(call: Call, id: string, limit: number, offset: number) {
+  return call.ctx.sharedState ? call.ctx.sharedState.alerts.deliveries(id, limit, offset) : listDeliveries(call.ctx.store.db, id, limit, offset);
 }
 
 /** `whsec_` + base64 of 32 random bytes (the Standard Webhooks secret format). */
@@ -200,13 +228,22 @@ export interface AlertValues extends Criteria {
   webhook_url: string;
 }
 
-export function insertAlert(call: Call, v: AlertValues, secret: string): Alert {
+/** The stored values of an alert's columns (null for what is not set). */
+const columnValues = (v: AlertValues) => Object.fromEntries(COLUMNS.map((c) => [c, v[c] ?? null])) as Record<(typeof COLUMNS)[number], string | number | null>;
+
+export async function insertAlert(call: Call, v: AlertValues, secret: string): Promise<Alert> {
   const at = call.now.toISOString();
   const id = `alert_${randomBase62(16)}`;
+  const shared = call.ctx.sharedState;
+  if (shared) {
+    // The cap is checked again under the key's row lock: two replicas cannot both take the 20th place.
+    if (!(await shared.alerts.insert(call.key.id, id, secret, columnValues(v), at, MAX_ACTIVE_ALERTS))) throw capReached();
+    return loadAlert(call, id);
+  }
   const db = call.ctx.store.db;
   // The cap is checked again inside the write transaction: two concurrent creations cannot both take the 20th place.
   db.transaction(() => {
-    checkCap(call);
+    checkCapInTransaction(call);
     db.prepare(
       `insert into alerts (id, key_id, seq, secret, is_active, created_at, updated_at, ${COLUMNS.join(', ')})
        values (?, ?, (select coalesce(max(seq), 0) + 1 from alerts), ?, 1, ?, ?, ${COLUMNS.map(() => '?').join(', ')})`,
@@ -215,10 +252,15 @@ export function insertAlert(call: Call, v: AlertValues, secret: string): Alert {
   return loadAlert(call, id);
 }
 
-export function updateAlert(call: Call, id: string, v: AlertValues & { is_active: boolean }, reactivating: boolean): Alert {
+export async function updateAlert(call: Call, id: string, v: AlertValues & { is_active: boolean }, reactivating: boolean): Promise<Alert> {
+  const shared = call.ctx.sharedState;
+  if (shared) {
+    if (!(await shared.alerts.update(call.key.id, id, columnValues(v), v.is_active, reactivating, call.now.toISOString(), MAX_ACTIVE_ALERTS))) throw capReached();
+    return loadAlert(call, id);
+  }
   const db = call.ctx.store.db;
   db.transaction(() => {
-    if (reactivating) checkCap(call);
+    if (reactivating) checkCapInTransaction(call);
     db.prepare(
       `update alerts set ${COLUMNS.map((c) => `${c} = ?`).join(', ')}, is_active = ?, deactivated_reason = case when ? then null else deactivated_reason end, updated_at = ?
        where id = ? and key_id = ?`,

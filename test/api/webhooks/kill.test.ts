@@ -65,7 +65,7 @@ it('loses no pending delivery and sends no acknowledged one twice across a SIGKI
   const call: Call = { ctx, key: keyRecord, now: ctx.clock.now(), requestId: 'kill-test' };
   for (const criteria of [{ code_postal: '33230' }, { code_departement: '01' }, { code_departement: '01', type_local: 'Maison' as const }, { code_postal: '33230', prix_min: 50_000 }]) {
     const secret = newSigningSecret();
-    const alert = insertAlert(call, { webhook_url: `${receiver.url}/ok`, ...criteria }, secret);
+    const alert = await insertAlert(call, { webhook_url: `${receiver.url}/ok`, ...criteria }, secret);
     receiver.secrets.set(alert.id, secret);
   }
   const { enqueued } = await scanSince(ctx, new Date(0));
