@@ -1,7 +1,7 @@
 // API replicas over one PostgreSQL, as real processes (api/server.ts) with their own data folders: credits exact and
 // the rate limit per key across replicas under thousands of concurrent calls, a replica killed with SIGKILL whose
-// pending charges a live replica refunds once its lease expired, a graceful SIGTERM settling its charges, /health, and
-// the keys CLI on DATABASE_URL.
+// pending charges a live replica refunds once its lease expired, a graceful SIGTERM settling its charges, /health, the
+// keys CLI on DATABASE_URL, and each key's portfolio and alerts isolated whichever replica answers.
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -219,6 +219,46 @@ describe('three replicas on one PostgreSQL', () => {
     }
     const { stdout: list } = await run(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'scripts/keys.ts'), 'list'], { cwd: repoRoot, env: { ...process.env, DATABASE_URL: server.url } });
     expect(list).toContain(key.slice(0, 12));
+  });
+
+  it('keep a key\'s portfolio and alerts to that key whichever replica answers, and its alert cap across replicas', async () => {
+    const [a, b, c] = await Promise.all([0, 1, 2].map(() => keys.createKey({ plan: 'Enterprise', balance: 10_000 })));
+    const send = async (r: Replica, key: string, method: string, p: string, body?: unknown) => {
+      const res = await fetch(r.url + p, { method, headers: { 'X-API-Key': key, ...(body ? { 'Content-Type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
+      const text = await res.text();
+      return { status: res.status, body: text ? JSON.parse(text) : undefined };
+    };
+    const house = { latitude: 45.022262, longitude: -0.149933, type_local: 'Terrain', surface: 500, label: 'plot of A' };
+    const alert = { webhook_url: 'https://93.184.216.34/hooks/a', code_postal: '33230' };
+    const prop = await send(replicas[0], a.key, 'POST', '/v1/portfolio', house);
+    expect(prop.status).toBe(201);
+    const al = await send(replicas[1], a.key, 'POST', '/v1/alerts', alert);
+    expect(al.status).toBe(201);
+    const propId = prop.body.property.id as string;
+    const alertId = al.body.alert.id as string;
+    // A sees both through every replica; B sees neither, through any, by list or by id (404, never 403).
+    for (const r of replicas) {
+      expect((await send(r, a.key, 'GET', `/v1/portfolio/${propId}`)).body.property).toMatchObject({ id: propId, label: 'plot of A' });
+      expect((await send(r, a.key, 'GET', '/v1/alerts')).body.alerts.map((x: { id: string }) => x.id)).toEqual([alertId]);
+      expect((await send(r, b.key, 'GET', '/v1/portfolio')).body).toMatchObject({ properties: [], total: 0 });
+      expect((await send(r, b.key, 'GET', '/v1/alerts')).body).toMatchObject({ alerts: [], total: 0 });
+      for (const [method, p, body] of [
+        ['GET', `/v1/portfolio/${propId}`], ['PUT', `/v1/portfolio/${propId}`, { label: 'taken' }], ['DELETE', `/v1/portfolio/${propId}`],
+        ['PUT', `/v1/alerts/${alertId}`, { is_active: false }], ['DELETE', `/v1/alerts/${alertId}`], ['GET', `/v1/alerts/${alertId}/deliveries`],
+      ] as Array<[string, string, unknown?]>) {
+        const res = await send(r, b.key, method, p, body);
+        expect([method, p, res.status]).toEqual([method, p, 404]);
+      }
+    }
+    // Untouched by B's attempts.
+    expect((await send(replicas[2], a.key, 'GET', `/v1/portfolio/${propId}`)).body.property.label).toBe('plot of A');
+    expect((await send(replicas[2], a.key, 'GET', '/v1/alerts')).body.alerts[0]).toMatchObject({ id: alertId, is_active: true });
+
+    // 25 creations at once for one key, spread over the replicas: exactly 20 active alerts, 5 refused with 409.
+    const made = await Promise.all(Array.from({ length: 25 }, (_, i) => send(replicas[i % 3], c.key, 'POST', '/v1/alerts', { ...alert, code_postal: String(33000 + i) })));
+    expect(made.filter((m) => m.status === 201)).toHaveLength(20);
+    expect(made.filter((m) => m.status === 409).map((m) => m.body.error.code)).toEqual(Array(5).fill('alert_limit_reached'));
+    expect((await send(replicas[0], c.key, 'GET', '/v1/alerts')).body.total).toBe(20);
   });
 
   it('answer /health with 503 state_unavailable once PostgreSQL is gone', async () => {
