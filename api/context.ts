@@ -10,7 +10,7 @@ import { ServingDb, type ServingDbOptions } from './db';
 import { createLogger, type Logger } from './log';
 import { RateLimiter } from './rate-limit';
 import { Store } from './store';
-import type { PgState } from './store/postgres';
+import { PgState, stateConfigFromEnv } from './store/postgres';
 import { webhookConfigFromEnv, type WebhookConfig } from './webhooks/config';
 
 export interface Limits {
@@ -79,6 +79,28 @@ export function createContext(opts: ContextOptions = {}): AppContext {
     logger: opts.logger ?? createLogger(),
     webhooks: { ...webhookConfigFromEnv(), ...opts.webhooks },
   };
+}
+
+/**
+ * Before serving (the server, the stdio MCP server): with DATABASE_URL, opens the PostgreSQL state as one replica (its
+ * lease's first beat refunds the charges of dead replicas); without it, refunds the charges a killed process left
+ * pending in the SQLite file, whose clients never got an answer (docs/decisions.md, Pending charges).
+ */
+export async function openState(ctx: AppContext, env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  const state = stateConfigFromEnv(env);
+  if (state.databaseUrl) {
+    ctx.sharedState = await PgState.open(state.databaseUrl, {
+      clock: ctx.clock,
+      leaseMs: state.leaseMs,
+      poolSize: state.poolSize,
+      replica: true,
+      onError: (e) => ctx.logger.error({ err: e }, 'state database error'),
+      onRefunded: (replicas, n) => ctx.logger.warn({ replicas, refunded: n }, `refunded ${n} charge(s) left pending by replica(s) whose lease expired`),
+    });
+    return;
+  }
+  const refunded = ctx.credits.refundAbandoned();
+  if (refunded) ctx.logger.warn({ refunded }, `refunded ${refunded} charge${refunded > 1 ? 's' : ''} left pending by a process that stopped without answering`);
 }
 
 export async function closeContext(ctx: AppContext): Promise<void> {

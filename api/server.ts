@@ -2,10 +2,9 @@
 import { STATUS_CODES, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { createApp } from './app';
-import { closeContext, createContext, type AppContext } from './context';
+import { closeContext, createContext, openState, type AppContext } from './context';
 import { ApiError } from './errors';
 import { requestIdOf } from './platform';
-import { PgState, stateConfigFromEnv } from './store/postgres';
 import { startWebhooks } from './webhooks';
 
 /** The API error for a request Node's HTTP parser refused before Express saw it. */
@@ -45,22 +44,8 @@ const STOP_DEADLINE_MS = 20_000;
 
 export async function startServer(port = Number(process.env.PORT ?? 3000)): Promise<{ server: Server; ctx: AppContext }> {
   const ctx = createContext();
-  const state = stateConfigFromEnv();
-  if (state.databaseUrl) {
-    // One replica of several sharing PostgreSQL: its lease's first beat also refunds the charges of dead replicas.
-    ctx.sharedState = await PgState.open(state.databaseUrl, {
-      clock: ctx.clock,
-      leaseMs: state.leaseMs,
-      poolSize: state.poolSize,
-      replica: true,
-      onError: (e) => ctx.logger.error({ err: e }, 'state database error'),
-      onRefunded: (replicas, n) => ctx.logger.warn({ replicas, refunded: n }, `refunded ${n} charge(s) left pending by replica(s) whose lease expired`),
-    });
-  } else {
-    // Charges a killed process left pending were never answered: give them back before serving (docs/decisions.md).
-    const refunded = ctx.credits.refundAbandoned();
-    if (refunded) ctx.logger.warn({ refunded }, `refunded ${refunded} charge${refunded > 1 ? 's' : ''} left pending by a process that stopped without answering`);
-  }
+  // The state (PostgreSQL with DATABASE_URL, else the SQLite file) settled of what dead processes left pending.
+  await openState(ctx);
   await ctx.db.start();
   // Alert scans (after each import, daily at 06:00 UTC) and the delivery worker (docs/decisions.md, Webhooks).
   const webhooks = await startWebhooks(ctx);
