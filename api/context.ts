@@ -1,15 +1,12 @@
 // The services handed to every route (STYLE.md: injected, not imported). Tests build one over a temp data folder
 // with a FixedClock; `npm start` builds one over DATA_DIR.
-import path from 'node:path';
 import { dataDir } from '../lib/config';
 import { ResponseCache } from './cache';
 import { systemClock, type Clock } from './clock';
-import { Credits } from './credits';
 import { RegistryClient, registryConfigFromEnv } from '../lib/registry';
 import { ServingDb, type ServingDbOptions } from './db';
 import { createLogger, type Logger } from './log';
-import { RateLimiter } from './rate-limit';
-import { Store } from './store';
+import { openStore, type DeliveryStore, type StateStore } from './store';
 import { PgState, stateConfigFromEnv } from './store/postgres';
 import { webhookConfigFromEnv, type WebhookConfig } from './webhooks/config';
 
@@ -24,9 +21,8 @@ export interface Limits {
 
 export interface AppContext {
   db: ServingDb;
-  store: Store;
-  credits: Credits;
-  rateLimiter: RateLimiter;
+  /** The API's own state (api/store/): keys, credits, rate limit, portfolio, alerts, webhooks, request log. */
+  state: StateStore;
   cache: ResponseCache;
   clock: Clock;
   limits: Limits;
@@ -61,12 +57,9 @@ export interface ContextOptions {
 export function createContext(opts: ContextOptions = {}): AppContext {
   const root = opts.dataRoot ?? dataDir();
   const clock = opts.clock ?? systemClock;
-  const store = new Store(path.join(root, 'api.sqlite'), clock);
   return {
     db: new ServingDb({ ...opts.db, dataRoot: root }),
-    store,
-    credits: new Credits(store.db, clock),
-    rateLimiter: new RateLimiter(clock),
+    state: openStore({ dataRoot: root, clock }),
     cache: new ResponseCache(() => clock.now().getTime()),
     clock,
     limits: {
@@ -87,6 +80,7 @@ export function createContext(opts: ContextOptions = {}): AppContext {
  * pending in the SQLite file, whose clients never got an answer (docs/decisions.md, Pending charges).
  */
 export async function openState(ctx: AppContext, env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  await ctx.state.ready();
   const state = stateConfigFromEnv(env);
   if (state.databaseUrl) {
     ctx.sharedState = await PgState.open(state.databaseUrl, {
@@ -99,12 +93,19 @@ export async function openState(ctx: AppContext, env: NodeJS.ProcessEnv = proces
     });
     return;
   }
-  const refunded = ctx.credits.refundAbandoned();
+  const refunded = await ctx.state.credits.refundAbandoned();
   if (refunded) ctx.logger.warn({ refunded }, `refunded ${refunded} charge${refunded > 1 ? 's' : ''} left pending by a process that stopped without answering`);
+}
+
+/** The portfolio, alerts and deliveries log the routes read: PostgreSQL's when DATABASE_URL opened it, else ctx.state. */
+export function routeStateOf(ctx: AppContext): Pick<StateStore, 'portfolio' | 'alerts'> & { deliveries: Pick<DeliveryStore, 'list'> } {
+  const shared = ctx.sharedState;
+  if (!shared) return ctx.state;
+  return { portfolio: shared.portfolio, alerts: shared.alerts, deliveries: { list: (id, limit, offset) => shared.alerts.deliveries(id, limit, offset) } };
 }
 
 export async function closeContext(ctx: AppContext): Promise<void> {
   await ctx.db.close();
   await ctx.sharedState?.close();
-  ctx.store.close();
+  await ctx.state.close();
 }

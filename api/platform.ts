@@ -6,7 +6,7 @@
 import crypto from 'node:crypto';
 import type { Express, Request, Response } from 'express';
 import type { OpenAPIRegistry, RouteConfig } from '@asteasolutions/zod-to-openapi';
-import type { HoldResult } from './credits';
+import { creditsField, type HoldResult } from './credits';
 import type { KeyRecord } from './store';
 import { PLANS } from './store';
 import { round2, z } from './params';
@@ -174,7 +174,7 @@ export function credentialOf(req: Request): string | undefined {
 /** 401 unless the credential is an active key. */
 export async function authenticate(ctx: AppContext, credential: string | undefined): Promise<KeyRecord> {
   if (!credential) throw new ApiError('missing_bearer_token', 'send your API key in the X-API-Key header (or Authorization: Bearer <key>)');
-  const key = ctx.sharedState ? await ctx.sharedState.keys.findByKey(credential) : ctx.store.findByKey(credential);
+  const key = ctx.sharedState ? await ctx.sharedState.keys.findByKey(credential) : await ctx.state.keys.findByKey(credential);
   if (!key) throw new ApiError('unknown_key', 'this API key does not exist');
   if (!key.isActive) throw new ApiError('inactive_key', 'this API key has been revoked');
   return key;
@@ -184,7 +184,7 @@ export async function authenticate(ctx: AppContext, credential: string | undefin
 export async function rateLimit(ctx: AppContext, key: KeyRecord, headers: Record<string, string>): Promise<void> {
   const limit = ctx.limits.rateLimitPerMinute ?? PLANS[key.plan].rpm;
   // Across replicas, the key's window is kept in PostgreSQL; in one process, in memory.
-  const d = ctx.sharedState ? await ctx.sharedState.rateLimiter.hit(key.id, limit) : ctx.rateLimiter.hit(key.id, limit);
+  const d = ctx.sharedState ? await ctx.sharedState.rateLimiter.hit(key.id, limit) : await ctx.state.rateLimit.hit(key.id, limit);
   headers['X-RateLimit-Limit'] = String(d.limit);
   headers['X-RateLimit-Remaining'] = String(d.remaining);
   if (!d.allowed) {
@@ -284,7 +284,7 @@ export async function callEndpoint<Q extends AnyObject | undefined, P extends An
     if (spec.precheck) await spec.precheck(prepared, call);
     const cost = typeof spec.credits === 'function' ? spec.credits(input, prepared) : spec.credits;
 
-    const held = ctx.sharedState ? await ctx.sharedState.credits.hold(key.id, cost, req.requestId) : ctx.credits.hold(key.id, cost, req.requestId);
+    const held = ctx.sharedState ? await ctx.sharedState.credits.hold(key.id, cost, req.requestId) : await ctx.state.credits.hold(key.id, cost, req.requestId);
     if (!held.ok) throw new ApiError('insufficient_credits', `this call costs ${cost} credits and the key has ${held.remaining} left`);
     charge = held;
     let body: Record<string, unknown>;
@@ -302,13 +302,13 @@ export async function callEndpoint<Q extends AnyObject | undefined, P extends An
       settle = (delivered) => {
         if (settled) return;
         settled = true;
-        settleCharge(ctx, chargeId, delivered);
+        void settleCharge(ctx, chargeId, delivered).catch((e: Error) => ctx.logger.error({ err: e, chargeId }, 'charge settlement failed'));
       };
     } else await settleCharge(ctx, chargeId, true);
     const out: Record<string, unknown> = { ...body };
     if (ttl) out.cache = hit ? { hit: true, ttl_seconds: hit.ttlSeconds } : { hit: false, ttl_seconds: ttl };
     if (spec.analytic ?? true) {
-      out._credits = ctx.credits.creditsField(charge.used, charge.remaining);
+      out._credits = creditsField(charge.used, charge.remaining, ctx.clock.now());
       out.query_time_ms = round2(performance.now() - started);
     }
     return { status: spec.status ?? 200, body: out, headers, keyId: key.id, creditsUsed: charge.used, settle };
@@ -334,9 +334,7 @@ function settleCharge(ctx: AppContext, chargeId: number | undefined, keep: boole
   if (ctx.sharedState) {
     return ctx.sharedState.track(keep ? ctx.sharedState.credits.keep(chargeId) : ctx.sharedState.credits.refundCharge(chargeId));
   }
-  if (keep) ctx.credits.keep(chargeId);
-  else ctx.credits.refundCharge(chargeId);
-  return Promise.resolve();
+  return keep ? ctx.state.credits.keep(chargeId) : ctx.state.credits.refundCharge(chargeId);
 }
 
 /** The HTTP adapter: one Express route per endpoint, over callEndpoint(). */

@@ -2,8 +2,8 @@
 // the key once), list, revoke, top up.
 import { parseArgs } from 'node:util';
 import { systemClock } from '../api/clock';
-import { Credits, type Balance } from '../api/credits';
-import { PLAN_NAMES, PLANS, Store, type CreateKeyOptions, type KeyRecord, type PlanName } from '../api/store';
+import type { Balance } from '../api/credits';
+import { openStore, PLAN_NAMES, PLANS, type CreateKeyOptions, type KeyRecord, type PlanName } from '../api/store';
 import { PgState, stateConfigFromEnv } from '../api/store/postgres';
 
 const USAGE = `Usage: npm run keys -- <command>
@@ -65,15 +65,15 @@ async function openAdmin(): Promise<KeyAdmin> {
       close: () => state.pool.end(),
     };
   }
-  const store = new Store();
-  const credits = new Credits(store.db, store.clock);
+  const state = openStore();
+  await state.ready();
   return {
-    createKey: async (o) => store.createKey(o),
-    listKeys: async () => store.listKeys(),
-    revoke: async (r) => store.revoke(r),
-    topup: async (r, n) => store.topup(r, n),
-    balance: async (id) => credits.balance(id),
-    close: async () => store.close(),
+    createKey: (o) => state.keys.createKey(o),
+    listKeys: () => state.keys.listKeys(),
+    revoke: (r) => state.keys.revoke(r),
+    topup: (r, n) => state.keys.topup(r, n),
+    balance: (id) => state.credits.balance(id),
+    close: () => state.close(),
   };
 }
 

@@ -1,17 +1,16 @@
 // The alert scan: newly imported sales (by `imported_at`, their first import time: DVF is published months after the
-// sale) matched against every active alert in ONE DuckDB query, the matches enqueued in SQLite ((alert, transaction)
+// sale) matched against every active alert in ONE DuckDB query, the matches enqueued in the state ((alert, transaction)
 // unique). Runs right after every import (the serving database's on-swap hook), over what that import added, and daily
 // at 06:00 UTC over the last 48 hours of imports (DECISIONS.md, Webhooks).
 import path from 'node:path';
 import type { AppContext } from '../context';
 import { enqueue as enqueueShared } from '../store/postgres/deliveries';
-import { enqueue, type Match } from './queue';
+import type { Match } from './queue';
 
 /** The service_state row holding the latest `imported_at` already scanned (ISO, UTC). */
 const WATERMARK = 'alerts.scan.imported_at';
 export const DAILY_WINDOW_MS = 48 * 3600 * 1000;
 
-const ALERT_COLUMNS = 'code_postal, commune, code_departement, type_local, prix_min, prix_max, surface_min, surface_max';
 const ALERT_STRUCT = JSON.stringify([
   {
     id: 'VARCHAR', code_postal: 'VARCHAR', commune: 'VARCHAR', code_departement: 'VARCHAR', type_local: 'VARCHAR',
@@ -121,14 +120,14 @@ export interface ScanReport {
 
 /** Matches the sales imported after `since` against the active alerts and enqueues what is new. */
 export async function scanSince(ctx: AppContext, since: Date): Promise<ScanReport> {
-  const alerts = ctx.sharedState ? await ctx.sharedState.alerts.active() : ctx.store.db.prepare(`select id, ${ALERT_COLUMNS} from alerts where is_active = 1`).all();
+  const alerts = ctx.sharedState ? await ctx.sharedState.alerts.active() : await ctx.state.alerts.active();
   const report = { alerts: alerts.length, matches: 0, enqueued: 0, since: since.toISOString() };
   if (!alerts.length) return report;
   // A scan is a batch job: it may take longer than a request's budget.
   const cols = await ctx.db.queryColumns<ScanColumns>(SCAN_COLUMNS_SQL, { alerts: JSON.stringify(alerts), since: toTimestamp(since) }, { timeoutMs: 600_000 });
   const matches = matchesOf(cols);
   report.matches = matches.length;
-  report.enqueued = ctx.sharedState ? await enqueueShared(ctx.sharedState.pool, matches, ctx.clock.now()) : enqueue(ctx.store.db, matches, ctx.clock.now());
+  report.enqueued = ctx.sharedState ? await enqueueShared(ctx.sharedState.pool, matches, ctx.clock.now()) : await ctx.state.deliveries.enqueue(matches, ctx.clock.now());
   return report;
 }
 
@@ -147,19 +146,14 @@ async function readWatermark(ctx: AppContext): Promise<Date | undefined> {
     const v = await ctx.sharedState.serviceState.get(WATERMARK);
     return v ? new Date(v) : undefined;
   }
-  const r = ctx.store.db.prepare('select value from service_state where name = ?').get(WATERMARK) as { value: string } | undefined;
-  return r ? new Date(r.value) : undefined;
+  const v = await ctx.state.serviceState.get(WATERMARK);
+  return v ? new Date(v) : undefined;
 }
 
 /** Only ever moves forward (two processes may scan the same import). */
 async function writeWatermark(ctx: AppContext, t: Date): Promise<void> {
   if (ctx.sharedState) return ctx.sharedState.serviceState.setForward(WATERMARK, t.toISOString());
-  ctx.store.db
-    .prepare(
-      `insert into service_state (name, value) values (?, ?)
-       on conflict (name) do update set value = excluded.value where excluded.value > service_state.value`,
-    )
-    .run(WATERMARK, t.toISOString());
+  await ctx.state.serviceState.setForward(WATERMARK, t.toISOString());
 }
 
 /**

@@ -1,12 +1,12 @@
-// The delivery worker: one at a time across every API process sharing the SQLite file (a lease row, renewed while
-// working, taken over when it expires), a bounded number of deliveries in flight (p-queue), each attempt recorded in
-// SQLite as soon as it ends. A process killed mid-flight leaves its deliveries pending: the next lease holder sends
+// The delivery worker: one at a time across every API process sharing the state (a lease, renewed while working, taken
+// over when it expires), a bounded number of deliveries in flight (p-queue), each attempt recorded in the state as soon
+// as it ends. A process killed mid-flight leaves its deliveries pending: the next lease holder sends
 // them (same webhook-id, so a receiver can tell a repeat whose success we never recorded).
 import crypto from 'node:crypto';
 import PQueue from 'p-queue';
 import { systemClock, type Clock } from '../clock';
 import type { AppContext } from '../context';
-import { alertIsActive, dueDeliveries, recordAttempt, type DueDelivery } from './queue';
+import type { DueDelivery } from './queue';
 import { post } from './send';
 
 const LEASE = 'alert-deliveries';
@@ -50,16 +50,9 @@ export class DeliveryWorker {
   }
 
   /** Takes or renews the lease: true when this process is the one worker. */
-  holdLease(): boolean {
+  holdLease(): Promise<boolean> {
     const now = this.wall.now().getTime();
-    const r = this.ctx.store.db
-      .prepare(
-        `insert into leases (name, owner, expires_at) values (?, ?, ?)
-         on conflict (name) do update set owner = excluded.owner, expires_at = excluded.expires_at
-         where leases.owner = excluded.owner or leases.expires_at < ?`,
-      )
-      .run(LEASE, this.owner, now + this.leaseMs, now);
-    return r.changes === 1;
+    return this.ctx.state.leases.acquire(LEASE, this.owner, now + this.leaseMs, now);
   }
 
   /** One poll: when holding the lease, queues the due deliveries not already in flight; returns how many. */
@@ -69,13 +62,13 @@ export class DeliveryWorker {
   }
 
   private async poll(): Promise<number> {
-    // Idle (the usual state): one read, no write, so an idle worker never contends for SQLite's write lock.
-    if (this.inFlight.size === 0 && dueDeliveries(this.ctx.store.db, this.ctx.clock.now(), 1).length === 0) return 0;
-    if (!this.holdLease()) return 0;
-    // Never more queued than twice what can run: the rest waits in SQLite, where a crash cannot lose it.
+    // Idle (the usual state): one read, no write, so an idle worker never contends for the state's write lock.
+    if (this.inFlight.size === 0 && !(await this.anyDue())) return 0;
+    if (!(await this.holdLease())) return 0;
+    // Never more queued than twice what can run: the rest waits in the state, where a crash cannot lose it.
     const room = Math.min(this.batch, 2 * this.ctx.webhooks.concurrency - this.queue.size - this.queue.pending);
     if (room <= 0) return 0;
-    const due = dueDeliveries(this.ctx.store.db, this.ctx.clock.now(), room + this.inFlight.size).filter((d) => !this.inFlight.has(d.id)).slice(0, room);
+    const due = (await this.ctx.state.deliveries.due(this.ctx.clock.now(), room + this.inFlight.size)).filter((d) => !this.inFlight.has(d.id)).slice(0, room);
     for (const d of due) {
       this.inFlight.add(d.id);
       void this.queue.add(() => this.attempt(d)).finally(() => this.inFlight.delete(d.id));
@@ -85,11 +78,11 @@ export class DeliveryWorker {
 
   private async attempt(d: DueDelivery): Promise<void> {
     // The lease may have passed to another process while this waited its turn: it then owns the delivery.
-    if (!this.holdLease()) return;
+    if (!(await this.holdLease())) return;
     // Its alert may have been deactivated (a 410 to another delivery) while this waited: it then waits, pending.
-    if (!alertIsActive(this.ctx.store.db, d.alert_id)) return;
+    if (!(await this.ctx.state.alerts.isActive(d.alert_id))) return;
     const result = await post(d, this.ctx.webhooks, this.wall.now());
-    const outcome = recordAttempt(this.ctx.store.db, d, result, this.ctx.clock.now(), this.ctx.webhooks.retryDelaysMs);
+    const outcome = await this.ctx.state.deliveries.recordAttempt(d, result, this.ctx.clock.now(), this.ctx.webhooks.retryDelaysMs);
     this.ctx.logger.info({ delivery: d.id, alert: d.alert_id, attempt: d.attempts + 1, status: result.status, error: result.error, outcome }, 'webhook delivery');
   }
 
@@ -98,8 +91,8 @@ export class DeliveryWorker {
     for (;;) {
       await this.tick();
       await this.queue.onIdle();
-      if (!this.holdLease()) return;
-      if (this.inFlight.size === 0 && dueDeliveries(this.ctx.store.db, this.ctx.clock.now(), 1).length === 0) return;
+      if (!(await this.holdLease())) return;
+      if (this.inFlight.size === 0 && !(await this.anyDue())) return;
       await new Promise((r) => setTimeout(r, 5));
     }
   }
@@ -110,6 +103,10 @@ export class DeliveryWorker {
     this.queue.clear();
     await this.ticking;
     await this.queue.onIdle();
-    this.ctx.store.db.prepare('delete from leases where name = ? and owner = ?').run(LEASE, this.owner);
+    await this.ctx.state.leases.release(LEASE, this.owner);
+  }
+
+  private async anyDue(): Promise<boolean> {
+    return (await this.ctx.state.deliveries.due(this.ctx.clock.now(), 1)).length > 0;
   }
 }

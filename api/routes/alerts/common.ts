@@ -1,12 +1,12 @@
 // What the alert endpoints share: the criteria (flat or under `filters`), the checks of a webhook URL, the stored alert
-// (SQLite, scoped to its key) and the plan rule (Scale and Enterprise only).
+// (the state, scoped to its key) and the plan rule (Scale and Enterprise only).
 import crypto from 'node:crypto';
 import { ApiError, invalidParams, type ParamIssue } from '../../errors';
 import { z } from '../../params';
+import { routeStateOf } from '../../context';
 import type { Call } from '../../platform';
-import { randomBase62 } from '../../store';
+import { ALERT_VALUE_COLUMNS, randomBase62, type AlertRow, type AlertValues as StoredAlertValues } from '../../store';
 import { hostOf, hostProblem } from '../../webhooks/ssrf';
-import { listDeliveries } from '../../webhooks/queue';
 
 export const ALERT_TYPES = ['Maison', 'Appartement', 'Terrain', 'Local commercial', 'Dépendance', 'Local industriel'] as const;
 export const ALERT_PLANS = ['Scale', 'Enterprise'];
@@ -133,32 +133,13 @@ export const alertSchema = z
 
 export type Alert = z.output<typeof alertSchema>;
 
-interface Row {
-  id: string;
-  key_id: string;
-  label: string | null;
-  webhook_url: string;
-  code_postal: string | null;
-  commune: string | null;
-  code_departement: string | null;
-  type_local: Alert['type_local'];
-  prix_min: number | null;
-  prix_max: number | null;
-  surface_min: number | null;
-  surface_max: number | null;
-  is_active: number;
-  deactivated_reason: string | null;
-  created_at: string;
-  updated_at: string;
-}
-
 /** Field by field: the row also holds the signing secret, which is shown once at creation and never again. */
-function toAlert(r: Row): Alert {
+function toAlert(r: AlertRow): Alert {
   return {
     id: r.id,
     api_key_id: r.key_id,
-    label: r.label,
-    webhook_url: r.webhook_url,
+    label: r.label as string | null,
+    webhook_url: r.webhook_url as string,
     ...(Object.fromEntries(CRITERIA.map((k) => [k, r[k]])) as Required<{ [K in keyof Criteria]: Alert[K] }>),
     is_active: r.is_active === 1,
     deactivated_reason: r.deactivated_reason,
@@ -169,51 +150,32 @@ function toAlert(r: Row): Alert {
 
 /** The key's alert, or 404 (another key's alert is not found either). */
 export async function loadAlert(call: Call, id: string): Promise<Alert> {
-  const shared = call.ctx.sharedState;
-  const row = shared
-    ? ((await shared.alerts.get(call.key.id, id)) as Row | undefined)
-    : (call.ctx.store.db.prepare('select * from alerts where id = ? and key_id = ?').get(id, call.key.id) as Row | undefined);
+  const row = await routeStateOf(call.ctx).alerts.get(call.key.id, id);
   if (!row) throw new ApiError('not_found', `no alert ${id} for this key`);
   return toAlert(row);
 }
 
 export async function listAlerts(call: Call, limit: number, offset: number): Promise<{ total: number; items: Alert[] }> {
-  const shared = call.ctx.sharedState;
-  if (shared) {
-    const { total, rows } = await shared.alerts.list(call.key.id, limit, offset);
-    return { total, items: (rows as Row[]).map(toAlert) };
-  }
-  const db = call.ctx.store.db;
-  const { n } = db.prepare('select count(*) as n from alerts where key_id = ?').get(call.key.id) as { n: number };
-  const rows = db.prepare('select * from alerts where key_id = ? order by seq limit ? offset ?').all(call.key.id, limit, offset) as Row[];
-  return { total: n, items: rows.map(toAlert) };
+  const { total, rows } = await routeStateOf(call.ctx).alerts.list(call.key.id, limit, offset);
+  return { total, items: rows.map(toAlert) };
 }
+
+const alertLimitReached = () =>
+  new ApiError('alert_limit_reached', `this key already has ${MAX_ACTIVE_ALERTS} active alerts: deactivate or delete one first`);
 
 /** 409 alert_limit_reached when the key already has 20 active alerts (a creation, or a reactivation). */
 export async function checkCap(call: Call): Promise<void> {
-  const shared = call.ctx.sharedState;
-  if (shared) {
-    if ((await shared.alerts.countActive(call.key.id)) >= MAX_ACTIVE_ALERTS) throw capReached();
-  } else checkCapInTransaction(call);
-}
-
-const capReached = () => new ApiError('alert_limit_reached', `this key already has ${MAX_ACTIVE_ALERTS} active alerts: deactivate or delete one first`);
-
-/** The SQLite check, synchronous, inside the caller's write transaction. */
-function checkCapInTransaction(call: Call): void {
-  const { n } = call.ctx.store.db.prepare('select count(*) as n from alerts where key_id = ? and is_active = 1').get(call.key.id) as { n: number };
-  if (n >= MAX_ACTIVE_ALERTS) throw capReached();
+  if ((await routeStateOf(call.ctx).alerts.countActive(call.key.id)) >= MAX_ACTIVE_ALERTS) throw alertLimitReached();
 }
 
 /** Deletes the key's alert (the caller checked it exists); its deliveries go with it. */
 export async function deleteAlert(call: Call, id: string): Promise<void> {
-  if (call.ctx.sharedState) await call.ctx.sharedState.alerts.delete(call.key.id, id);
-  else call.ctx.store.db.prepare('delete from alerts where id = ? and key_id = ?').run(id, call.key.id);
+  await routeStateOf(call.ctx).alerts.delete(call.key.id, id);
 }
 
 /** An alert's deliveries, latest first. */
-export async function alertDeliveries(call: Call, id: string, limit: number, offset: number) {
-  return call.ctx.sharedState ? call.ctx.sharedState.alerts.deliveries(id, limit, offset) : listDeliveries(call.ctx.store.db, id, limit, offset);
+export function alertDeliveries(call: Call, id: string, limit: number, offset: number) {
+  return routeStateOf(call.ctx).deliveries.list(id, limit, offset);
 }
 
 /** `whsec_` + base64 of 32 random bytes (the Standard Webhooks secret format). */
@@ -221,50 +183,21 @@ export function newSigningSecret(): string {
   return `whsec_${crypto.randomBytes(32).toString('base64')}`;
 }
 
-const COLUMNS = ['label', 'webhook_url', ...CRITERIA] as const;
-
 export interface AlertValues extends Criteria {
   label?: string | null;
   webhook_url: string;
 }
 
-/** The stored values of an alert's columns (null for what is not set). */
-const columnValues = (v: AlertValues) => Object.fromEntries(COLUMNS.map((c) => [c, v[c] ?? null])) as Record<(typeof COLUMNS)[number], string | number | null>;
+const stored = (v: AlertValues): StoredAlertValues => Object.fromEntries(ALERT_VALUE_COLUMNS.map((c) => [c, v[c] ?? null])) as StoredAlertValues;
 
+/** The cap is counted again inside the state's write: two concurrent creations cannot both take the 20th place. */
 export async function insertAlert(call: Call, v: AlertValues, secret: string): Promise<Alert> {
-  const at = call.now.toISOString();
   const id = `alert_${randomBase62(16)}`;
-  const shared = call.ctx.sharedState;
-  if (shared) {
-    // The cap is checked again under the key's row lock: two replicas cannot both take the 20th place.
-    if (!(await shared.alerts.insert(call.key.id, id, secret, columnValues(v), at, MAX_ACTIVE_ALERTS))) throw capReached();
-    return loadAlert(call, id);
-  }
-  const db = call.ctx.store.db;
-  // The cap is checked again inside the write transaction: two concurrent creations cannot both take the 20th place.
-  db.transaction(() => {
-    checkCapInTransaction(call);
-    db.prepare(
-      `insert into alerts (id, key_id, seq, secret, is_active, created_at, updated_at, ${COLUMNS.join(', ')})
-       values (?, ?, (select coalesce(max(seq), 0) + 1 from alerts), ?, 1, ?, ?, ${COLUMNS.map(() => '?').join(', ')})`,
-    ).run(id, call.key.id, secret, at, at, ...COLUMNS.map((c) => v[c] ?? null));
-  }).immediate();
+  if (!(await routeStateOf(call.ctx).alerts.insert(call.key.id, id, secret, stored(v), call.now.toISOString(), MAX_ACTIVE_ALERTS))) throw alertLimitReached();
   return loadAlert(call, id);
 }
 
 export async function updateAlert(call: Call, id: string, v: AlertValues & { is_active: boolean }, reactivating: boolean): Promise<Alert> {
-  const shared = call.ctx.sharedState;
-  if (shared) {
-    if (!(await shared.alerts.update(call.key.id, id, columnValues(v), v.is_active, reactivating, call.now.toISOString(), MAX_ACTIVE_ALERTS))) throw capReached();
-    return loadAlert(call, id);
-  }
-  const db = call.ctx.store.db;
-  db.transaction(() => {
-    if (reactivating) checkCapInTransaction(call);
-    db.prepare(
-      `update alerts set ${COLUMNS.map((c) => `${c} = ?`).join(', ')}, is_active = ?, deactivated_reason = case when ? then null else deactivated_reason end, updated_at = ?
-       where id = ? and key_id = ?`,
-    ).run(...COLUMNS.map((c) => v[c] ?? null), v.is_active ? 1 : 0, reactivating ? 1 : 0, call.now.toISOString(), id, call.key.id);
-  }).immediate();
+  if (!(await routeStateOf(call.ctx).alerts.update(call.key.id, id, stored(v), v.is_active, reactivating, call.now.toISOString(), MAX_ACTIVE_ALERTS))) throw alertLimitReached();
   return loadAlert(call, id);
 }

@@ -1,8 +1,9 @@
-// What the portfolio endpoints share: the body schemas, the stored property (SQLite, scoped to its key), and its
+// What the portfolio endpoints share: the body schemas, the stored property (the state, scoped to its key), and its
 // estimate, computed by the same estimator as GET /v1/estimate (api/routes/valuation/common.ts).
-import { randomBase62 } from '../../store';
+import { randomBase62, type PropertyRow } from '../../store';
 import { ApiError } from '../../errors';
 import { z } from '../../params';
+import { routeStateOf } from '../../context';
 import type { Call } from '../../platform';
 import { estimateSubject, valuate } from '../valuation/common';
 import { MIN_COMPARABLES } from '../../../lib/valuation/estimator';
@@ -95,17 +96,6 @@ export const propertySchema = z
 
 export type Property = z.input<typeof propertySchema>;
 
-interface Row {
-  id: string;
-  key_id: string;
-  data: string;
-  estimate: string | null;
-  estimate_valid: number;
-  estimate_computed_at: string | null;
-  created_at: string;
-  updated_at: string;
-}
-
 export interface StoredProperty {
   id: string;
   keyId: string;
@@ -117,7 +107,7 @@ export interface StoredProperty {
   updatedAt: string;
 }
 
-function fromRow(r: Row): StoredProperty {
+function fromRow(r: PropertyRow): StoredProperty {
   return {
     id: r.id,
     keyId: r.key_id,
@@ -153,64 +143,47 @@ export function toProperty(p: StoredProperty): Property {
 
 /** The key's property, or 404 (another key's property is not found either: never 403). */
 export async function loadProperty(call: Call, id: string): Promise<StoredProperty> {
-  const shared = call.ctx.sharedState;
-  const row = shared
-    ? await shared.portfolio.get(call.key.id, id)
-    : (call.ctx.store.db.prepare('select * from portfolio_properties where id = ? and key_id = ?').get(id, call.key.id) as Row | undefined);
+  const row = await routeStateOf(call.ctx).portfolio.get(call.key.id, id);
   if (!row) throw new ApiError('not_found', `no portfolio property ${id} for this key`);
   return fromRow(row);
 }
 
 export async function listProperties(call: Call, limit: number, offset: number): Promise<{ total: number; items: StoredProperty[] }> {
-  const shared = call.ctx.sharedState;
-  if (shared) {
-    const { total, rows } = await shared.portfolio.list(call.key.id, limit, offset);
-    return { total, items: rows.map(fromRow) };
-  }
-  const db = call.ctx.store.db;
-  const { n } = db.prepare('select count(*) as n from portfolio_properties where key_id = ?').get(call.key.id) as { n: number };
-  const rows = db.prepare('select * from portfolio_properties where key_id = ? order by seq limit ? offset ?').all(call.key.id, limit, offset) as Row[];
-  return { total: n, items: rows.map(fromRow) };
+  const { total, rows } = await routeStateOf(call.ctx).portfolio.list(call.key.id, limit, offset);
+  return { total, items: rows.map(fromRow) };
 }
 
 export async function insertProperty(call: Call, data: Metadata, estimate: StoredEstimate | null): Promise<StoredProperty> {
   const at = call.now.toISOString();
   const id = `prop_${randomBase62(16)}`;
-  const shared = call.ctx.sharedState;
-  if (shared) {
-    await shared.portfolio.insert({
-      id, key_id: call.key.id, data: JSON.stringify(data), estimate: estimate && JSON.stringify(estimate), estimate_valid: estimate ? 1 : 0,
-      estimate_computed_at: estimate ? at : null, created_at: at,
-    });
-    return loadProperty(call, id);
-  }
-  const db = call.ctx.store.db;
-  db.prepare(
-    `insert into portfolio_properties (id, key_id, seq, data, estimate, estimate_valid, estimate_computed_at, created_at, updated_at)
-     values (?, ?, (select coalesce(max(seq), 0) + 1 from portfolio_properties), ?, ?, ?, ?, ?, ?)`,
-  ).run(id, call.key.id, JSON.stringify(data), estimate && JSON.stringify(estimate), estimate ? 1 : 0, estimate ? at : null, at, at);
+  await routeStateOf(call.ctx).portfolio.insert({
+    id,
+    key_id: call.key.id,
+    data: JSON.stringify(data),
+    estimate: estimate && JSON.stringify(estimate),
+    estimate_valid: estimate ? 1 : 0,
+    estimate_computed_at: estimate ? at : null,
+    created_at: at,
+  });
   return loadProperty(call, id);
 }
 
 export async function saveProperty(call: Call, p: StoredProperty): Promise<StoredProperty> {
-  const shared = call.ctx.sharedState;
-  if (shared) {
-    await shared.portfolio.save({
-      id: p.id, key_id: call.key.id, data: JSON.stringify(p.data), estimate: p.estimate && JSON.stringify(p.estimate), estimate_valid: p.estimateValid ? 1 : 0,
-      estimate_computed_at: p.estimateComputedAt, updated_at: p.updatedAt,
-    });
-    return loadProperty(call, p.id);
-  }
-  call.ctx.store.db
-    .prepare('update portfolio_properties set data = ?, estimate = ?, estimate_valid = ?, estimate_computed_at = ?, updated_at = ? where id = ? and key_id = ?')
-    .run(JSON.stringify(p.data), p.estimate && JSON.stringify(p.estimate), p.estimateValid ? 1 : 0, p.estimateComputedAt, p.updatedAt, p.id, call.key.id);
+  await routeStateOf(call.ctx).portfolio.save({
+    id: p.id,
+    key_id: call.key.id,
+    data: JSON.stringify(p.data),
+    estimate: p.estimate && JSON.stringify(p.estimate),
+    estimate_valid: p.estimateValid ? 1 : 0,
+    estimate_computed_at: p.estimateComputedAt,
+    updated_at: p.updatedAt,
+  });
   return loadProperty(call, p.id);
 }
 
 /** Deletes the key's property (the caller checked it exists). */
 export async function deleteProperty(call: Call, id: string): Promise<void> {
-  if (call.ctx.sharedState) await call.ctx.sharedState.portfolio.delete(call.key.id, id);
-  else call.ctx.store.db.prepare('delete from portfolio_properties where id = ? and key_id = ?').run(id, call.key.id);
+  await routeStateOf(call.ctx).portfolio.delete(call.key.id, id);
 }
 
 /** Whether GET /v1/portfolio/:id must recompute (and charge 10): an estimated type whose estimate is invalid or old. */

@@ -7,6 +7,7 @@ import type { Call } from '../../../api/platform';
 import { insertAlert } from '../../../api/routes/alerts/common';
 import { balanceOf, startTestApi, type TestApi } from '../../helpers/api';
 import { describeContract } from '../../helpers/contract';
+import { sqliteState } from '../../helpers/state';
 
 let api: TestApi;
 beforeAll(async () => {
@@ -29,7 +30,7 @@ async function send(method: string, path: string, key: string | undefined, body?
 
 /** An alert of the key written straight into the store. */
 async function storedAlert(key: string): Promise<string> {
-  const call: Call = { ctx: api.ctx, key: api.ctx.store.findByKey(key)!, now: api.clock.now(), requestId: 'contract-setup' };
+  const call: Call = { ctx: api.ctx, key: sqliteState(api.ctx).keys.findByKeyNow(key)!, now: api.clock.now(), requestId: 'contract-setup' };
   return (await insertAlert(call, { webhook_url: URL_OK, code_postal: '33230' }, 'whsec_' + Buffer.alloc(32, 1).toString('base64'))).id;
 }
 
@@ -65,7 +66,7 @@ describe('POST /v1/alerts', () => {
     expect(r.body.alert).toMatchObject({
       webhook_url: URL_OK, code_postal: '33230', commune: null, code_departement: null, type_local: 'Maison',
       prix_min: 100_000, prix_max: 300_000, surface_min: 50, surface_max: 200, is_active: true, label: null,
-      api_key_id: api.ctx.store.findByKey(key)!.id, created_at: api.clock.now().toISOString(),
+      api_key_id: sqliteState(api.ctx).keys.findByKeyNow(key)!.id, created_at: api.clock.now().toISOString(),
     });
     expect(r.body.signing_secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
     expect(Buffer.from(r.body.signing_secret.slice(6), 'base64')).toHaveLength(32);

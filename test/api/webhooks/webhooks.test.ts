@@ -267,14 +267,14 @@ describe('the lease', () => {
     const a = new DeliveryWorker(api.ctx, { leaseMs: 1000, wallClock });
     const b = new DeliveryWorker(api.ctx, { leaseMs: 1000, wallClock });
     await hooks.stop(); // the suite's worker gives its lease up
-    expect(a.holdLease()).toBe(true);
-    expect(b.holdLease()).toBe(false);
-    expect(a.holdLease()).toBe(true);
+    expect(await a.holdLease()).toBe(true);
+    expect(await b.holdLease()).toBe(false);
+    expect(await a.holdLease()).toBe(true);
     now += 1001;
-    expect(b.holdLease()).toBe(true);
-    expect(a.holdLease()).toBe(false);
+    expect(await b.holdLease()).toBe(true);
+    expect(await a.holdLease()).toBe(false);
     await b.stop();
-    expect(a.holdLease()).toBe(true);
+    expect(await a.holdLease()).toBe(true);
     await a.stop();
   });
 });
