@@ -1,6 +1,7 @@
 // What the PostgreSQL state costs per API request: the statements a charged call runs (key lookup, rate-limit hit,
 // pending charge, keep), timed one at a time (latency) and with 32 calls in flight (throughput), on a throwaway server
-// (test/helpers/postgres.ts) or on DATABASE_URL. `npx tsx scripts/bench/state-postgres.ts [--n 4000]`
+// (test/helpers/postgres.ts) or on DATABASE_URL. `npx tsx scripts/bench/state-postgres.ts [--n 4000] [--durable]`:
+// --durable starts the throwaway server with fsync and synchronous_commit on (every commit waits for its WAL flush).
 import { parseArgs } from 'node:util';
 import { systemClock } from '../../api/clock';
 import { PgCredits } from '../../api/store/postgres/credits';
@@ -9,14 +10,14 @@ import { migrate, openPool } from '../../api/store/postgres/pool';
 import { PgRateLimiter } from '../../api/store/postgres/rate-limit';
 import { startPostgres } from '../../test/helpers/postgres';
 
-const { values } = parseArgs({ options: { n: { type: 'string', default: '4000' } } });
+const { values } = parseArgs({ options: { n: { type: 'string', default: '4000' }, durable: { type: 'boolean', default: false } } });
 const n = Number(values.n);
-const server = process.env.DATABASE_URL ? undefined : await startPostgres();
-const pool = openPool(process.env.DATABASE_URL ?? server!.url, { max: 32 });
-await migrate(pool);
-const keys = new PgKeys(pool, systemClock);
-const credits = new PgCredits(pool, systemClock, 'bench');
-const limiter = new PgRateLimiter(pool, systemClock);
+const server = process.env.DATABASE_URL ? undefined : await startPostgres({ durable: values.durable });
+const db = openPool(process.env.DATABASE_URL ?? server!.url, { max: 32 });
+await migrate(db);
+const keys = new PgKeys(db, systemClock);
+const credits = new PgCredits(db, systemClock, 'bench');
+const limiter = new PgRateLimiter(db, systemClock);
 const made = await Promise.all(Array.from({ length: 64 }, () => keys.createKey({ plan: 'Enterprise', balance: 10_000_000 })));
 
 type Step = (i: number) => Promise<unknown>;
@@ -44,7 +45,8 @@ async function run(step: Step, inFlight: number): Promise<{ perCallMs: number; p
   return { perCallMs: (ms / n) * inFlight, perSecond: (n / ms) * 1000 };
 }
 
-console.log(`${n} calls per row; PostgreSQL ${(await pool.query('show server_version')).rows[0].server_version}`);
+const settings = (await db.query("select current_setting('server_version') as v, current_setting('fsync') as f, current_setting('synchronous_commit') as s")).rows[0];
+console.log(`${n} calls per row; PostgreSQL ${settings.v}, fsync ${settings.f}, synchronous_commit ${settings.s}`);
 console.log('| step | latency, 1 in flight (ms) | calls/s, 32 in flight |');
 console.log('|---|---:|---:|');
 for (const [name, step] of Object.entries(steps)) {
@@ -53,5 +55,5 @@ for (const [name, step] of Object.entries(steps)) {
   const many = await run(step, 32);
   console.log(`| ${name} | ${one.perCallMs.toFixed(3)} | ${Math.round(many.perSecond)} |`);
 }
-await pool.end();
+await db.end();
 await server?.stop();

@@ -49,7 +49,8 @@ function freePort(): Promise<number> {
   });
 }
 
-export async function startPostgres(): Promise<TestPostgres> {
+/** `durable`: fsync, synchronous_commit and full-page writes as in production (measurements), instead of off. */
+export async function startPostgres(opts: { durable?: boolean } = {}): Promise<TestPostgres> {
   const bin = postgresBinDir();
   const account = serverAccount();
   // Under /tmp itself (not the test run's private TMPDIR, which the server's account cannot enter).
@@ -63,8 +64,8 @@ export async function startPostgres(): Promise<TestPostgres> {
 
   const port = await freePort();
   const child: ChildProcess = spawn(path.join(bin, 'postgres'), [
-    '-D', dataDir, '-p', String(port), '-k', root, '-c', 'listen_addresses=127.0.0.1',
-    '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=200',
+    '-D', dataDir, '-p', String(port), '-k', root, '-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200',
+    ...(opts.durable ? [] : ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off']),
   ], { stdio: ['ignore', 'ignore', 'pipe'], ...account });
   let log = '';
   child.stderr!.on('data', (d: Buffer) => { log += d.toString(); });

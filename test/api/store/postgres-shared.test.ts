@@ -82,6 +82,11 @@ describe('credits across replicas', () => {
     );
     // Demand (≈ 1,250 credits kept per key) exceeded the balance: keys ran dry rather than going negative.
     expect(refused).toBeGreaterThan(0);
+    // The check docs/deploying.md gives operators: no key whose ledger does not explain its balance.
+    const { rows: unbalanced } = await pools[0].query(
+      `select k.id from api_keys k join credit_ledger l on l.key_id = k.id group by k.id, k.balance, k.topup having sum(l.delta) <> k.balance + k.topup`,
+    );
+    expect(unbalanced).toEqual([]);
     for (const id of ids) {
       const k = (await keys.findById(id))!;
       expect(k.balance + k.topup).toBe(start - spent.get(id)!);
