@@ -95,6 +95,17 @@ export async function anyDue(pool: pg.Pool, now: Date): Promise<boolean> {
   return rows.length > 0;
 }
 
+/** Due deliveries, oldest first, claimed or not, without claiming them (tests, operations). */
+export async function peekDue(pool: pg.Pool, now: Date, limit: number): Promise<DueDelivery[]> {
+  const { rows } = await pool.query<DueRow>(
+    `select ${DUE_COLUMNS} from alert_deliveries d join alerts a on a.id = d.alert_id
+     where d.status = 'pending' and d.next_attempt_at <= $1 and a.is_active
+     order by d.next_attempt_at, d.seq limit $2`,
+    [now.toISOString(), limit],
+  );
+  return rows.map(toDue);
+}
+
 /**
  * Claims up to `limit` due deliveries for `owner` for `leaseMs`, oldest first: rows another replica is claiming at
  * the same instant are skipped (skip locked), rows it holds under a live lease are not due for this one.

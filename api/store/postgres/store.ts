@@ -5,9 +5,9 @@
 import type { Clock } from '../../clock';
 import type { AttemptResult, DueDelivery, Match } from '../../webhooks/queue';
 import type { CreateKeyOptions } from '../model';
-import type { AlertValues, PropertyRow } from '../types';
+import type { AlertValues, PropertyRow, StateStore } from '../types';
 import type { LoggedRequest } from '../../routes/account/request-log';
-import { anyDue, claimDue, confirmClaim, enqueue, recordAttempt, releaseClaims } from './deliveries';
+import { anyDue, claimDue, confirmClaim, enqueue, peekDue, recordAttempt, releaseClaims } from './deliveries';
 import { PgState } from './index';
 
 export interface PgStoreOptions {
@@ -20,7 +20,7 @@ export interface PgStoreOptions {
   onRefunded?: (replicas: string[], charges: number) => void;
 }
 
-export class PgStore {
+export class PgStore implements StateStore {
   readonly engine = 'postgresql';
   private opening: Promise<PgState> | undefined;
   private closed = false;
@@ -58,10 +58,11 @@ export class PgStore {
    * Becomes one serving replica: registers its lease and starts the heartbeat, whose every beat (the first one
    * included) refunds the pending charges of replicas whose lease expired, reported through onRefunded.
    */
-  async serve(): Promise<void> {
+  async serve(): Promise<number> {
     const s = await this.state();
     await s.lease.beat();
     s.lease.start();
+    return 0;
   }
 
   private ownerId: string | undefined;
@@ -148,12 +149,14 @@ export class PgStore {
 
   readonly deliveries = {
     enqueue: async (matches: Match[], now: Date) => enqueue((await this.state()).pool, matches, now),
+    // Any replica's live claim excludes a delivery, whoever asks.
     anyDue: async (now: Date) => anyDue((await this.state()).pool, now),
     claim: async (owner: string, now: Date, limit: number, leaseMs: number) => claimDue((await this.state()).pool, owner, now, limit, leaseMs),
     confirm: async (d: DueDelivery, owner: string, leaseMs: number) => confirmClaim((await this.state()).pool, d, owner, leaseMs),
     recordAttempt: async (d: DueDelivery, owner: string, r: AttemptResult, now: Date, retryDelaysMs: number[]) =>
       recordAttempt((await this.state()).pool, d, owner, r, now, retryDelaysMs),
     release: async (owner: string) => releaseClaims((await this.state()).pool, owner),
+    due: async (now: Date, limit: number) => peekDue((await this.state()).pool, now, limit),
     list: async (alertId: string, limit: number, offset: number) => (await this.state()).alerts.deliveries(alertId, limit, offset),
     countByStatus: async () => {
       const { rows } = await (await this.state()).pool.query<{ status: 'pending' | 'succeeded' | 'failed'; n: string }>(
