@@ -92,12 +92,12 @@ export function createApp(ctx: AppContext): Express {
   // For load balancers: no key, no credits; 503 until a serving database is loaded. The file's name and vintage only:
   // its absolute path would tell anyone the server's layout.
   app.get('/health', async (_req: Request, res: Response) => {
-    const [serving, stateOk] = await Promise.all([ctx.db.describe().then((d) => d ?? null), ctx.sharedState ? ctx.sharedState.ping() : ctx.state.ping()]);
+    const [serving, stateOk] = await Promise.all([ctx.db.describe().then((d) => d ?? null), ctx.state.ping()]);
     const status = !stateOk ? 'state_unavailable' : serving ? 'ok' : 'no_data';
     res.status(status === 'ok' ? 200 : 503).json({
       status,
       serving_database: serving,
-      state_database: { engine: ctx.sharedState ? ctx.sharedState.engine : ctx.state.engine, reachable: stateOk },
+      state_database: { engine: ctx.state.engine, reachable: stateOk },
     });
   });
 

@@ -6,8 +6,7 @@ import { systemClock, type Clock } from './clock';
 import { RegistryClient, registryConfigFromEnv } from '../lib/registry';
 import { ServingDb, type ServingDbOptions } from './db';
 import { createLogger, type Logger } from './log';
-import { openStore, type DeliveryStore, type StateStore } from './store';
-import { PgState, stateConfigFromEnv } from './store/postgres';
+import { openStore, stateConfigFromEnv, type OpenStateOptions, type StateStore } from './store';
 import { webhookConfigFromEnv, type WebhookConfig } from './webhooks/config';
 
 export interface Limits {
@@ -34,11 +33,6 @@ export interface AppContext {
   logger: Logger;
   /** Alert deliveries (api/webhooks/config.ts): WEBHOOK_* variables. */
   webhooks: WebhookConfig;
-  /**
-   * The state on PostgreSQL, shared by every replica, when DATABASE_URL is set (api/store/postgres): keys, credits, the
-   * rate limit, the request log and the webhook queue then live there rather than in `store`. Opened by startServer.
-   */
-  sharedState?: PgState;
 }
 
 export interface ContextOptions {
@@ -52,14 +46,24 @@ export interface ContextOptions {
   registry?: RegistryClient;
   /** Default: webhookConfigFromEnv(); tests allow their loopback receiver and trust its CA. */
   webhooks?: Partial<WebhookConfig>;
+  /** Default: the state the environment names (DATABASE_URL, else the data folder's SQLite file). */
+  state?: Partial<OpenStateOptions>;
 }
 
 export function createContext(opts: ContextOptions = {}): AppContext {
   const root = opts.dataRoot ?? dataDir();
   const clock = opts.clock ?? systemClock;
+  const logger = opts.logger ?? createLogger();
   return {
     db: new ServingDb({ ...opts.db, dataRoot: root }),
-    state: openStore({ dataRoot: root, clock }),
+    state: openStore({
+      dataRoot: root,
+      clock,
+      ...stateConfigFromEnv(),
+      onError: (e) => logger.error({ err: e }, 'state database error'),
+      onRefunded: (replicas, n) => logger.warn({ replicas, refunded: n }, `refunded ${n} charge(s) left pending by replica(s) whose lease expired`),
+      ...opts.state,
+    }),
     cache: new ResponseCache(() => clock.now().getTime()),
     clock,
     limits: {
@@ -69,43 +73,23 @@ export function createContext(opts: ContextOptions = {}): AppContext {
     },
     active: { queries: 0 },
     registry: opts.registry ?? new RegistryClient(registryConfigFromEnv(), () => clock.now().getTime()),
-    logger: opts.logger ?? createLogger(),
+    logger,
     webhooks: { ...webhookConfigFromEnv(), ...opts.webhooks },
   };
 }
 
 /**
- * Before serving (the server, the stdio MCP server): with DATABASE_URL, opens the PostgreSQL state as one replica (its
- * lease's first beat refunds the charges of dead replicas); without it, refunds the charges a killed process left
- * pending in the SQLite file, whose clients never got an answer (docs/decisions.md, Pending charges).
+ * Before serving (the server, the stdio MCP server): the state connected and migrated (on PostgreSQL, this process
+ * registered as a replica), and the charges that dead processes left pending refunded: their clients never got an
+ * answer (docs/decisions.md, Pending charges).
  */
-export async function openState(ctx: AppContext, env: NodeJS.ProcessEnv = process.env): Promise<void> {
+export async function openState(ctx: AppContext): Promise<void> {
   await ctx.state.ready();
-  const state = stateConfigFromEnv(env);
-  if (state.databaseUrl) {
-    ctx.sharedState = await PgState.open(state.databaseUrl, {
-      clock: ctx.clock,
-      leaseMs: state.leaseMs,
-      poolSize: state.poolSize,
-      replica: true,
-      onError: (e) => ctx.logger.error({ err: e }, 'state database error'),
-      onRefunded: (replicas, n) => ctx.logger.warn({ replicas, refunded: n }, `refunded ${n} charge(s) left pending by replica(s) whose lease expired`),
-    });
-    return;
-  }
   const refunded = await ctx.state.credits.refundAbandoned();
   if (refunded) ctx.logger.warn({ refunded }, `refunded ${refunded} charge${refunded > 1 ? 's' : ''} left pending by a process that stopped without answering`);
 }
 
-/** The portfolio, alerts and deliveries log the routes read: PostgreSQL's when DATABASE_URL opened it, else ctx.state. */
-export function routeStateOf(ctx: AppContext): Pick<StateStore, 'portfolio' | 'alerts'> & { deliveries: Pick<DeliveryStore, 'list'> } {
-  const shared = ctx.sharedState;
-  if (!shared) return ctx.state;
-  return { portfolio: shared.portfolio, alerts: shared.alerts, deliveries: { list: (id, limit, offset) => shared.alerts.deliveries(id, limit, offset) } };
-}
-
 export async function closeContext(ctx: AppContext): Promise<void> {
   await ctx.db.close();
-  await ctx.sharedState?.close();
   await ctx.state.close();
 }

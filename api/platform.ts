@@ -174,7 +174,7 @@ export function credentialOf(req: Request): string | undefined {
 /** 401 unless the credential is an active key. */
 export async function authenticate(ctx: AppContext, credential: string | undefined): Promise<KeyRecord> {
   if (!credential) throw new ApiError('missing_bearer_token', 'send your API key in the X-API-Key header (or Authorization: Bearer <key>)');
-  const key = ctx.sharedState ? await ctx.sharedState.keys.findByKey(credential) : await ctx.state.keys.findByKey(credential);
+  const key = await ctx.state.keys.findByKey(credential);
   if (!key) throw new ApiError('unknown_key', 'this API key does not exist');
   if (!key.isActive) throw new ApiError('inactive_key', 'this API key has been revoked');
   return key;
@@ -184,7 +184,7 @@ export async function authenticate(ctx: AppContext, credential: string | undefin
 export async function rateLimit(ctx: AppContext, key: KeyRecord, headers: Record<string, string>): Promise<void> {
   const limit = ctx.limits.rateLimitPerMinute ?? PLANS[key.plan].rpm;
   // Across replicas, the key's window is kept in PostgreSQL; in one process, in memory.
-  const d = ctx.sharedState ? await ctx.sharedState.rateLimiter.hit(key.id, limit) : await ctx.state.rateLimit.hit(key.id, limit);
+  const d = await ctx.state.rateLimit.hit(key.id, limit);
   headers['X-RateLimit-Limit'] = String(d.limit);
   headers['X-RateLimit-Remaining'] = String(d.remaining);
   if (!d.allowed) {
@@ -284,7 +284,7 @@ export async function callEndpoint<Q extends AnyObject | undefined, P extends An
     if (spec.precheck) await spec.precheck(prepared, call);
     const cost = typeof spec.credits === 'function' ? spec.credits(input, prepared) : spec.credits;
 
-    const held = ctx.sharedState ? await ctx.sharedState.credits.hold(key.id, cost, req.requestId) : await ctx.state.credits.hold(key.id, cost, req.requestId);
+    const held = await ctx.state.credits.hold(key.id, cost, req.requestId);
     if (!held.ok) throw new ApiError('insufficient_credits', `this call costs ${cost} credits and the key has ${held.remaining} left`);
     charge = held;
     let body: Record<string, unknown>;
@@ -302,7 +302,7 @@ export async function callEndpoint<Q extends AnyObject | undefined, P extends An
       settle = (delivered) => {
         if (settled) return;
         settled = true;
-        void settleCharge(ctx, chargeId, delivered).catch((e: Error) => ctx.logger.error({ err: e, chargeId }, 'charge settlement failed'));
+        void settleCharge(ctx, chargeId, delivered);
       };
     } else await settleCharge(ctx, chargeId, true);
     const out: Record<string, unknown> = { ...body };
@@ -327,14 +327,16 @@ export async function callEndpoint<Q extends AnyObject | undefined, P extends An
 }
 
 /**
- * Keeps (true) or refunds (false) a pending charge. On PostgreSQL the settlement is also tracked, so a graceful stop
- * waits for those a transport started without awaiting them.
+ * Keeps (true) or refunds (false) a pending charge. A failure is logged, never thrown: the answer is decided. An
+ * engine that settles over the network waits for the settlements in flight when it closes (a graceful stop).
  */
-function settleCharge(ctx: AppContext, chargeId: number | undefined, keep: boolean): Promise<unknown> {
-  if (ctx.sharedState) {
-    return ctx.sharedState.track(keep ? ctx.sharedState.credits.keep(chargeId) : ctx.sharedState.credits.refundCharge(chargeId));
+async function settleCharge(ctx: AppContext, chargeId: number | undefined, keep: boolean): Promise<void> {
+  try {
+    if (keep) await ctx.state.credits.keep(chargeId);
+    else await ctx.state.credits.refundCharge(chargeId);
+  } catch (e) {
+    ctx.logger.error({ err: e, chargeId }, 'charge settlement failed');
   }
-  return keep ? ctx.state.credits.keep(chargeId) : ctx.state.credits.refundCharge(chargeId);
 }
 
 /** The HTTP adapter: one Express route per endpoint, over callEndpoint(). */

@@ -128,6 +128,35 @@ export interface DeliveryStore {
   list(alertId: string, limit: number, offset: number): Promise<{ total: number; items: DeliveryItem[] }>;
   /** How many deliveries are in each status (operations, benchmarks). */
   countByStatus(): Promise<Record<'pending' | 'succeeded' | 'failed', number>>;
+  /** Per-delivery claims, when the engine is shared by several processes that all deliver. */
+  readonly claims?: DeliveryClaims;
+}
+
+/**
+ * Deliveries claimed one by one, so that several processes deliver at once (an engine shared by replicas offers it;
+ * without it one process at a time delivers, under a lease). A claim lasts `leaseMs`; another process takes a
+ * delivery over only once its claim expired.
+ */
+export interface DeliveryClaims {
+  /** Whether any delivery is due and unclaimed (an idle poll: a read, no lock). */
+  anyDue(now: Date): Promise<boolean>;
+  /** Claims up to `limit` due deliveries for `owner`, oldest first, skipping those another process is claiming. */
+  claim(owner: string, now: Date, limit: number, leaseMs: number): Promise<DueDelivery[]>;
+  /** Right before sending: true while `owner` still holds it at the attempt it claimed (its alert active); renews it. */
+  confirm(d: DueDelivery, owner: string, leaseMs: number): Promise<boolean>;
+  /** Records the attempt if `owner` still holds the claim ('lost' otherwise), with recordAttempt's rules. */
+  record(d: DueDelivery, owner: string, r: AttemptResult, now: Date, retryDelaysMs: number[]): Promise<'succeeded' | 'failed' | 'retry' | 'lost'>;
+  /** Gives back the claims of deliveries not yet sent (a graceful stop). */
+  release(owner: string): Promise<void>;
+}
+
+/**
+ * Jobs run once for the whole service, not once per process (the alert scan of a build, the daily scan): the first
+ * process to claim a name runs it; another takes it over only when it is unfinished and its claim expired.
+ */
+export interface JobStore {
+  claim(name: string, owner: string, leaseMs: number): Promise<boolean>;
+  finish(name: string, owner: string): Promise<void>;
 }
 
 /** Named leases held by one process at a time (the delivery worker), times in epoch milliseconds. */
@@ -167,6 +196,8 @@ export interface StateStore {
   readonly leases: LeaseStore;
   readonly requestLog: RequestLogStore;
   readonly serviceState: ServiceStateStore;
+  /** Once-per-service jobs, when several processes share the state and each would otherwise run them. */
+  readonly jobs?: JobStore;
   /**
    * Resolves once the state is usable (connected, migrated): an engine may open synchronously and connect later. The
    * server awaits it before serving; the SQLite engine is ready once constructed.

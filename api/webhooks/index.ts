@@ -3,8 +3,7 @@
 import cron from 'node-cron';
 import type { AppContext } from '../context';
 import { initWatermark, scanDaily, scanNewImport, type ScanReport } from './scan';
-import { PgDeliveryWorker } from '../store/postgres/worker';
-import { DeliveryWorker, type WorkerOptions } from './worker';
+import { ClaimingWorker, DeliveryWorker, type WorkerOptions } from './worker';
 
 export const DAILY_SCAN_CRON = '0 6 * * *';
 
@@ -26,8 +25,10 @@ export interface Webhooks {
 export async function startWebhooks(ctx: AppContext, opts: WorkerOptions & { cron?: boolean } = {}): Promise<Webhooks> {
   // Never a reason not to serve: without a watermark the next import's scan covers everything it holds.
   await initWatermark(ctx).catch((e: Error) => ctx.logger.warn({ err: e }, 'alert scan watermark not initialised'));
-  // On PostgreSQL every replica delivers, each delivery claimed by one of them; on SQLite one process at a time does.
-  const worker: Worker = ctx.sharedState ? new PgDeliveryWorker(ctx, ctx.sharedState, opts) : new DeliveryWorker(ctx, opts);
+  // Where the state offers claims (PostgreSQL) every replica delivers, each delivery claimed by one of them; otherwise
+  // (SQLite) one process at a time does, under a lease.
+  const claims = ctx.state.deliveries.claims;
+  const worker: Worker = claims ? new ClaimingWorker(ctx, claims, opts) : new DeliveryWorker(ctx, opts);
   const log = (kind: string) => (r: ScanReport) => {
     ctx.logger.info({ scan: kind, ...r }, `alert scan (${kind}): ${r.enqueued} deliveries enqueued`);
     void worker.tick();

@@ -4,7 +4,6 @@
 // at 06:00 UTC over the last 48 hours of imports (DECISIONS.md, Webhooks).
 import path from 'node:path';
 import type { AppContext } from '../context';
-import { enqueue as enqueueShared } from '../store/postgres/deliveries';
 import type { Match } from './queue';
 
 /** The service_state row holding the latest `imported_at` already scanned (ISO, UTC). */
@@ -120,14 +119,14 @@ export interface ScanReport {
 
 /** Matches the sales imported after `since` against the active alerts and enqueues what is new. */
 export async function scanSince(ctx: AppContext, since: Date): Promise<ScanReport> {
-  const alerts = ctx.sharedState ? await ctx.sharedState.alerts.active() : await ctx.state.alerts.active();
+  const alerts = await ctx.state.alerts.active();
   const report = { alerts: alerts.length, matches: 0, enqueued: 0, since: since.toISOString() };
   if (!alerts.length) return report;
   // A scan is a batch job: it may take longer than a request's budget.
   const cols = await ctx.db.queryColumns<ScanColumns>(SCAN_COLUMNS_SQL, { alerts: JSON.stringify(alerts), since: toTimestamp(since) }, { timeoutMs: 600_000 });
   const matches = matchesOf(cols);
   report.matches = matches.length;
-  report.enqueued = ctx.sharedState ? await enqueueShared(ctx.sharedState.pool, matches, ctx.clock.now()) : await ctx.state.deliveries.enqueue(matches, ctx.clock.now());
+  report.enqueued = await ctx.state.deliveries.enqueue(matches, ctx.clock.now());
   return report;
 }
 
@@ -142,17 +141,12 @@ async function latestImport(ctx: AppContext): Promise<Date | undefined> {
 }
 
 async function readWatermark(ctx: AppContext): Promise<Date | undefined> {
-  if (ctx.sharedState) {
-    const v = await ctx.sharedState.serviceState.get(WATERMARK);
-    return v ? new Date(v) : undefined;
-  }
   const v = await ctx.state.serviceState.get(WATERMARK);
   return v ? new Date(v) : undefined;
 }
 
 /** Only ever moves forward (two processes may scan the same import). */
 async function writeWatermark(ctx: AppContext, t: Date): Promise<void> {
-  if (ctx.sharedState) return ctx.sharedState.serviceState.setForward(WATERMARK, t.toISOString());
   await ctx.state.serviceState.setForward(WATERMARK, t.toISOString());
 }
 
@@ -170,15 +164,17 @@ export async function initWatermark(ctx: AppContext): Promise<void> {
 const SCAN_LEASE_MS = 15 * 60_000;
 
 /**
- * Runs `scan` once for the whole service: alone, it just runs; with replicas on PostgreSQL, only the replica that
- * claims the job `name` (the serving build, or the day) runs it, the others skip it.
+ * Runs `scan` once for the whole service: where the state offers once-per-service jobs (PostgreSQL, shared by
+ * replicas), only the process that claims the job `name` (the serving build, or the day) runs it, the others skip it;
+ * otherwise it just runs.
  */
 async function once(ctx: AppContext, name: string, scan: () => Promise<ScanReport>): Promise<ScanReport> {
-  const shared = ctx.sharedState;
-  if (!shared) return scan();
-  if (!(await shared.jobs.claim(name, shared.lease.id, SCAN_LEASE_MS))) return { alerts: 0, matches: 0, enqueued: 0, since: '', skipped: 'claimed by another replica' };
+  const jobs = ctx.state.jobs;
+  if (!jobs) return scan();
+  const owner = ctx.state.credits.owner;
+  if (!(await jobs.claim(name, owner, SCAN_LEASE_MS))) return { alerts: 0, matches: 0, enqueued: 0, since: '', skipped: 'claimed by another replica' };
   const report = await scan();
-  await shared.jobs.finish(name, shared.lease.id);
+  await jobs.finish(name, owner);
   return report;
 }
 

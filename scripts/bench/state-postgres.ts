@@ -4,20 +4,15 @@
 // --durable starts the throwaway server with fsync and synchronous_commit on (every commit waits for its WAL flush).
 import { parseArgs } from 'node:util';
 import { systemClock } from '../../api/clock';
-import { PgCredits } from '../../api/store/postgres/credits';
-import { PgKeys } from '../../api/store/postgres/keys';
-import { migrate, openPool } from '../../api/store/postgres/pool';
-import { PgRateLimiter } from '../../api/store/postgres/rate-limit';
+import { openStore } from '../../api/store';
 import { startPostgres } from '../../test/helpers/postgres';
 
 const { values } = parseArgs({ options: { n: { type: 'string', default: '4000' }, durable: { type: 'boolean', default: false } } });
 const n = Number(values.n);
 const server = process.env.DATABASE_URL ? undefined : await startPostgres({ durable: values.durable });
-const db = openPool(process.env.DATABASE_URL ?? server!.url, { max: 32 });
-await migrate(db);
-const keys = new PgKeys(db, systemClock);
-const credits = new PgCredits(db, systemClock, 'bench');
-const limiter = new PgRateLimiter(db, systemClock);
+const state = openStore({ databaseUrl: process.env.DATABASE_URL ?? server!.url, clock: systemClock, poolSize: 32 });
+await state.ready();
+const { keys, credits, rateLimit: limiter } = state;
 const made = await Promise.all(Array.from({ length: 64 }, () => keys.createKey({ plan: 'Enterprise', balance: 10_000_000 })));
 
 type Step = (i: number) => Promise<unknown>;
@@ -45,8 +40,7 @@ async function run(step: Step, inFlight: number): Promise<{ perCallMs: number; p
   return { perCallMs: (ms / n) * inFlight, perSecond: (n / ms) * 1000 };
 }
 
-const settings = (await db.query("select current_setting('server_version') as v, current_setting('fsync') as f, current_setting('synchronous_commit') as s")).rows[0];
-console.log(`${n} calls per row; PostgreSQL ${settings.v}, fsync ${settings.f}, synchronous_commit ${settings.s}`);
+console.log(`${n} calls per row; PostgreSQL${server ? ` (throwaway server, ${values.durable ? 'fsync and synchronous commits on' : 'fsync off'})` : ''}`);
 console.log('| step | latency, 1 in flight (ms) | calls/s, 32 in flight |');
 console.log('|---|---:|---:|');
 for (const [name, step] of Object.entries(steps)) {
@@ -55,5 +49,5 @@ for (const [name, step] of Object.entries(steps)) {
   const many = await run(step, 32);
   console.log(`| ${name} | ${one.perCallMs.toFixed(3)} | ${Math.round(many.perSecond)} |`);
 }
-await db.end();
+await state.close();
 await server?.stop();

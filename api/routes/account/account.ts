@@ -35,7 +35,7 @@ export const account = defineEndpoint({
   usesDatabase: false,
   prepare: () => ({}),
   async handler(_p, { ctx, key, now }) {
-    const b = ctx.sharedState ? await ctx.sharedState.credits.balance(key.id) : await ctx.state.credits.balance(key.id);
+    const b = await ctx.state.credits.balance(key.id);
     return {
       key: { id: key.id, prefix: key.prefix, label: key.label, plan: key.plan, created_at: key.createdAt },
       credits: {

@@ -35,8 +35,6 @@ export class RequestLog {
     private readonly store: RequestLogStore,
     private readonly now: () => Date,
     private readonly onError: (e: Error) => void,
-    /** Keeps the write's promise until it ends (a graceful stop waits for it); by default nothing does. */
-    private readonly track: (p: Promise<unknown>) => unknown = () => undefined,
   ) {}
 
   record(keyId: string, r: Omit<LoggedRequest, 'at'>): void {
@@ -49,8 +47,7 @@ export class RequestLog {
       }
       await this.store.record(keyId, { ...r, at: now.toISOString() });
     };
-    const done = write().catch((e: Error) => this.onError(e));
-    this.track(done);
+    void write().catch((e: Error) => this.onError(e));
   }
 
   recent(keyId: string, limit: number): Promise<LoggedRequest[]> {
@@ -70,10 +67,7 @@ export function requestLogOf(ctx: AppContext): RequestLog {
   let log = logs.get(ctx);
   if (!log) {
     const onError = (e: Error) => ctx.logger.error({ err: e }, 'request log write failed');
-    const shared = ctx.sharedState;
-    log = shared
-      ? new RequestLog(shared.requestLog, () => ctx.clock.now(), onError, (p) => shared.track(p))
-      : new RequestLog(ctx.state.requestLog, () => ctx.clock.now(), onError);
+    log = new RequestLog(ctx.state.requestLog, () => ctx.clock.now(), onError);
     logs.set(ctx, log);
   }
   return log;

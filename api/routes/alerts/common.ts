@@ -3,7 +3,6 @@
 import crypto from 'node:crypto';
 import { ApiError, invalidParams, type ParamIssue } from '../../errors';
 import { z } from '../../params';
-import { routeStateOf } from '../../context';
 import type { Call } from '../../platform';
 import { ALERT_VALUE_COLUMNS, randomBase62, type AlertRow, type AlertValues as StoredAlertValues } from '../../store';
 import { hostOf, hostProblem } from '../../webhooks/ssrf';
@@ -150,13 +149,13 @@ function toAlert(r: AlertRow): Alert {
 
 /** The key's alert, or 404 (another key's alert is not found either). */
 export async function loadAlert(call: Call, id: string): Promise<Alert> {
-  const row = await routeStateOf(call.ctx).alerts.get(call.key.id, id);
+  const row = await call.ctx.state.alerts.get(call.key.id, id);
   if (!row) throw new ApiError('not_found', `no alert ${id} for this key`);
   return toAlert(row);
 }
 
 export async function listAlerts(call: Call, limit: number, offset: number): Promise<{ total: number; items: Alert[] }> {
-  const { total, rows } = await routeStateOf(call.ctx).alerts.list(call.key.id, limit, offset);
+  const { total, rows } = await call.ctx.state.alerts.list(call.key.id, limit, offset);
   return { total, items: rows.map(toAlert) };
 }
 
@@ -165,17 +164,17 @@ const alertLimitReached = () =>
 
 /** 409 alert_limit_reached when the key already has 20 active alerts (a creation, or a reactivation). */
 export async function checkCap(call: Call): Promise<void> {
-  if ((await routeStateOf(call.ctx).alerts.countActive(call.key.id)) >= MAX_ACTIVE_ALERTS) throw alertLimitReached();
+  if ((await call.ctx.state.alerts.countActive(call.key.id)) >= MAX_ACTIVE_ALERTS) throw alertLimitReached();
 }
 
 /** Deletes the key's alert (the caller checked it exists); its deliveries go with it. */
 export async function deleteAlert(call: Call, id: string): Promise<void> {
-  await routeStateOf(call.ctx).alerts.delete(call.key.id, id);
+  await call.ctx.state.alerts.delete(call.key.id, id);
 }
 
 /** An alert's deliveries, latest first. */
 export function alertDeliveries(call: Call, id: string, limit: number, offset: number) {
-  return routeStateOf(call.ctx).deliveries.list(id, limit, offset);
+  return call.ctx.state.deliveries.list(id, limit, offset);
 }
 
 /** `whsec_` + base64 of 32 random bytes (the Standard Webhooks secret format). */
@@ -193,11 +192,11 @@ const stored = (v: AlertValues): StoredAlertValues => Object.fromEntries(ALERT_V
 /** The cap is counted again inside the state's write: two concurrent creations cannot both take the 20th place. */
 export async function insertAlert(call: Call, v: AlertValues, secret: string): Promise<Alert> {
   const id = `alert_${randomBase62(16)}`;
-  if (!(await routeStateOf(call.ctx).alerts.insert(call.key.id, id, secret, stored(v), call.now.toISOString(), MAX_ACTIVE_ALERTS))) throw alertLimitReached();
+  if (!(await call.ctx.state.alerts.insert(call.key.id, id, secret, stored(v), call.now.toISOString(), MAX_ACTIVE_ALERTS))) throw alertLimitReached();
   return loadAlert(call, id);
 }
 
 export async function updateAlert(call: Call, id: string, v: AlertValues & { is_active: boolean }, reactivating: boolean): Promise<Alert> {
-  if (!(await routeStateOf(call.ctx).alerts.update(call.key.id, id, stored(v), v.is_active, reactivating, call.now.toISOString(), MAX_ACTIVE_ALERTS))) throw alertLimitReached();
+  if (!(await call.ctx.state.alerts.update(call.key.id, id, stored(v), v.is_active, reactivating, call.now.toISOString(), MAX_ACTIVE_ALERTS))) throw alertLimitReached();
   return loadAlert(call, id);
 }

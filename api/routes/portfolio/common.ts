@@ -3,7 +3,6 @@
 import { randomBase62, type PropertyRow } from '../../store';
 import { ApiError } from '../../errors';
 import { z } from '../../params';
-import { routeStateOf } from '../../context';
 import type { Call } from '../../platform';
 import { estimateSubject, valuate } from '../valuation/common';
 import { MIN_COMPARABLES } from '../../../lib/valuation/estimator';
@@ -143,20 +142,20 @@ export function toProperty(p: StoredProperty): Property {
 
 /** The key's property, or 404 (another key's property is not found either: never 403). */
 export async function loadProperty(call: Call, id: string): Promise<StoredProperty> {
-  const row = await routeStateOf(call.ctx).portfolio.get(call.key.id, id);
+  const row = await call.ctx.state.portfolio.get(call.key.id, id);
   if (!row) throw new ApiError('not_found', `no portfolio property ${id} for this key`);
   return fromRow(row);
 }
 
 export async function listProperties(call: Call, limit: number, offset: number): Promise<{ total: number; items: StoredProperty[] }> {
-  const { total, rows } = await routeStateOf(call.ctx).portfolio.list(call.key.id, limit, offset);
+  const { total, rows } = await call.ctx.state.portfolio.list(call.key.id, limit, offset);
   return { total, items: rows.map(fromRow) };
 }
 
 export async function insertProperty(call: Call, data: Metadata, estimate: StoredEstimate | null): Promise<StoredProperty> {
   const at = call.now.toISOString();
   const id = `prop_${randomBase62(16)}`;
-  await routeStateOf(call.ctx).portfolio.insert({
+  await call.ctx.state.portfolio.insert({
     id,
     key_id: call.key.id,
     data: JSON.stringify(data),
@@ -169,7 +168,7 @@ export async function insertProperty(call: Call, data: Metadata, estimate: Store
 }
 
 export async function saveProperty(call: Call, p: StoredProperty): Promise<StoredProperty> {
-  await routeStateOf(call.ctx).portfolio.save({
+  await call.ctx.state.portfolio.save({
     id: p.id,
     key_id: call.key.id,
     data: JSON.stringify(p.data),
@@ -183,7 +182,7 @@ export async function saveProperty(call: Call, p: StoredProperty): Promise<Store
 
 /** Deletes the key's property (the caller checked it exists). */
 export async function deleteProperty(call: Call, id: string): Promise<void> {
-  await routeStateOf(call.ctx).portfolio.delete(call.key.id, id);
+  await call.ctx.state.portfolio.delete(call.key.id, id);
 }
 
 /** Whether GET /v1/portfolio/:id must recompute (and charge 10): an estimated type whose estimate is invalid or old. */

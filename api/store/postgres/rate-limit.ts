@@ -3,8 +3,9 @@
 import type pg from 'pg';
 import type { Clock } from '../../clock';
 import { RATE_WINDOW_MS, type RateDecision } from '../../rate-limit';
+import type { RateLimitStore } from '../types';
 
-export class PgRateLimiter {
+export class PgRateLimiter implements RateLimitStore {
   constructor(
     private readonly pool: pg.Pool,
     private readonly clock: Clock,

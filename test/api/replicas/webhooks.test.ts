@@ -40,10 +40,13 @@ it('delivers each webhook once across three replicas, one killed mid-delivery: 0
   fs.writeFileSync(caFile, receiver.ca);
 
   // The queue in PostgreSQL, filled by the real scan over everything served, before the replicas start.
-  const ctx = createContext({ dataRoot, logger: createLogger({ level: 'silent' }) });
+  const ctx = createContext({ dataRoot, logger: createLogger({ level: 'silent' }), state: { databaseUrl: server.url, leaseMs: 1_500 } });
   await ctx.db.start();
-  state = await PgState.open(server.url, { clock: systemClock, leaseMs: 1_500 });
-  ctx.sharedState = state;
+  await ctx.state.ready();
+  // The test's own view of the database, to check it independently of the replicas.
+  const opened = new PgState(server.url, { clock: systemClock, leaseMs: 1_500 });
+  state = opened;
+  await opened.ready();
   const { id: keyId } = await state.keys.createKey({ plan: 'Enterprise' });
   const criteria = [{ code_postal: '33230' }, { code_departement: '01' }, { code_departement: '01', type_local: 'Maison' }, { code_postal: '33230', prix_min: 50_000 }];
   for (const [i, c] of criteria.entries()) {
@@ -53,7 +56,6 @@ it('delivers each webhook once across three replicas, one killed mid-delivery: 0
     receiver.secrets.set(`alert_kill${i}`, secret);
   }
   const { enqueued } = await scanSince(ctx, new Date(0));
-  ctx.sharedState = undefined;
   await closeContext(ctx);
   expect(enqueued).toBeGreaterThan(150);
 
