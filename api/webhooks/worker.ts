@@ -123,7 +123,8 @@ const CLAIM_MARGIN_MS = 2_000;
  * deadline, so a live holder always records before anyone else may take a delivery over.
  */
 export class ClaimingWorker {
-  readonly owner = `${process.pid}-${crypto.randomBytes(6).toString('hex')}`;
+  /** The claims' owner: this process as the state knows it (on PostgreSQL, the replica's id in `replicas`). */
+  readonly owner: string;
   private readonly queue: PQueue;
   private timer: NodeJS.Timeout | undefined;
   private ticking: Promise<number> | undefined;
@@ -138,6 +139,7 @@ export class ClaimingWorker {
     private readonly claims: DeliveryClaims,
     opts: WorkerOptions = {},
   ) {
+    this.owner = ctx.state.credits.owner;
     this.queue = new PQueue({ concurrency: ctx.webhooks.concurrency });
     this.pollMs = opts.pollMs ?? 1000;
     this.leaseMs = Math.max(opts.leaseMs ?? Number(process.env.WEBHOOK_LEASE_MS ?? 30_000), ctx.webhooks.timeoutMs + CLAIM_MARGIN_MS);
