@@ -6,7 +6,7 @@ import { systemClock, type Clock } from './clock';
 import { RegistryClient, registryConfigFromEnv } from '../lib/registry';
 import { ServingDb, type ServingDbOptions } from './db';
 import { createLogger, type Logger } from './log';
-import { openStore, stateConfigFromEnv, type OpenStateOptions, type StateStore } from './store';
+import { openStore, type OpenStateOptions, type StateStore } from './store';
 import { webhookConfigFromEnv, type WebhookConfig } from './webhooks/config';
 
 export interface Limits {
@@ -46,8 +46,8 @@ export interface ContextOptions {
   registry?: RegistryClient;
   /** Default: webhookConfigFromEnv(); tests allow their loopback receiver and trust its CA. */
   webhooks?: Partial<WebhookConfig>;
-  /** Default: the state the environment names (DATABASE_URL, else the data folder's SQLite file). */
-  state?: Partial<OpenStateOptions>;
+  /** Default: the SQLite file of the data folder, or PostgreSQL when DATABASE_URL is set (api/store/index.ts). */
+  state?: Pick<OpenStateOptions, 'databaseUrl' | 'leaseMs' | 'poolSize' | 'env'>;
 }
 
 export function createContext(opts: ContextOptions = {}): AppContext {
@@ -57,12 +57,11 @@ export function createContext(opts: ContextOptions = {}): AppContext {
   return {
     db: new ServingDb({ ...opts.db, dataRoot: root }),
     state: openStore({
+      ...opts.state,
       dataRoot: root,
       clock,
-      ...stateConfigFromEnv(),
       onError: (e) => logger.error({ err: e }, 'state database error'),
       onRefunded: (replicas, n) => logger.warn({ replicas, refunded: n }, `refunded ${n} charge(s) left pending by replica(s) whose lease expired`),
-      ...opts.state,
     }),
     cache: new ResponseCache(() => clock.now().getTime()),
     clock,
@@ -79,13 +78,13 @@ export function createContext(opts: ContextOptions = {}): AppContext {
 }
 
 /**
- * Before serving (the server, the stdio MCP server): the state connected and migrated (on PostgreSQL, this process
- * registered as a replica), and the charges that dead processes left pending refunded: their clients never got an
- * answer (docs/decisions.md, Pending charges).
+ * Before serving (the server, the stdio MCP server): the state connected and migrated, and this process one of its
+ * serving processes, the charges that dead processes left pending (their clients never got an answer) refunded
+ * (docs/decisions.md, Pending charges; docs/state.md).
  */
 export async function openState(ctx: AppContext): Promise<void> {
   await ctx.state.ready();
-  const refunded = await ctx.state.credits.refundAbandoned();
+  const refunded = await ctx.state.serve();
   if (refunded) ctx.logger.warn({ refunded }, `refunded ${refunded} charge${refunded > 1 ? 's' : ''} left pending by a process that stopped without answering`);
 }
 

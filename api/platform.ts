@@ -183,7 +183,7 @@ export async function authenticate(ctx: AppContext, credential: string | undefin
 /** Applies the key's sliding-window limit; writes the X-RateLimit-* headers into `headers`, throws 429 past it. */
 export async function rateLimit(ctx: AppContext, key: KeyRecord, headers: Record<string, string>): Promise<void> {
   const limit = ctx.limits.rateLimitPerMinute ?? PLANS[key.plan].rpm;
-  // Across replicas, the key's window is kept in PostgreSQL; in one process, in memory.
+  // The state keeps the key's window: across replicas on PostgreSQL, in this process's memory on SQLite.
   const d = await ctx.state.rateLimit.hit(key.id, limit);
   headers['X-RateLimit-Limit'] = String(d.limit);
   headers['X-RateLimit-Remaining'] = String(d.remaining);
@@ -302,7 +302,7 @@ export async function callEndpoint<Q extends AnyObject | undefined, P extends An
       settle = (delivered) => {
         if (settled) return;
         settled = true;
-        void settleCharge(ctx, chargeId, delivered);
+        void settleCharge(ctx, chargeId, delivered).catch((e: Error) => ctx.logger.error({ err: e, chargeId }, 'charge settlement failed'));
       };
     } else await settleCharge(ctx, chargeId, true);
     const out: Record<string, unknown> = { ...body };
@@ -327,16 +327,11 @@ export async function callEndpoint<Q extends AnyObject | undefined, P extends An
 }
 
 /**
- * Keeps (true) or refunds (false) a pending charge. A failure is logged, never thrown: the answer is decided. An
- * engine that settles over the network waits for the settlements in flight when it closes (a graceful stop).
+ * Keeps (true) or refunds (false) a pending charge. The state tracks the settlements it has not finished: closing it
+ * (a graceful stop) waits for those a transport started without awaiting them.
  */
-async function settleCharge(ctx: AppContext, chargeId: number | undefined, keep: boolean): Promise<void> {
-  try {
-    if (keep) await ctx.state.credits.keep(chargeId);
-    else await ctx.state.credits.refundCharge(chargeId);
-  } catch (e) {
-    ctx.logger.error({ err: e, chargeId }, 'charge settlement failed');
-  }
+function settleCharge(ctx: AppContext, chargeId: number | undefined, keep: boolean): Promise<unknown> {
+  return keep ? ctx.state.credits.keep(chargeId) : ctx.state.credits.refundCharge(chargeId);
 }
 
 /** The HTTP adapter: one Express route per endpoint, over callEndpoint(). */

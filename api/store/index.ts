@@ -4,7 +4,8 @@
 import path from 'node:path';
 import { dataDir } from '../../lib/config';
 import { systemClock, type Clock } from '../clock';
-import { PgState } from './postgres';
+import { stateConfigFromEnv } from './postgres';
+import { PgStore } from './postgres/store';
 import { SqliteState } from './sqlite';
 import type { StateStore } from './types';
 
@@ -17,30 +18,20 @@ export interface OpenStateOptions {
   /** A SQLite file elsewhere (the keys CLI's --db, tests). */
   file?: string;
   clock?: Clock;
-  /** postgres://…: the state in PostgreSQL, shared by several API replicas, instead of the SQLite file. */
+  /**
+   * postgres://… : the state on PostgreSQL, shared by several API replicas. Default: DATABASE_URL; an empty string
+   * forces the SQLite file.
+   */
   databaseUrl?: string;
-  /** PostgreSQL: a replica's heartbeat lease (default 30 s); its pending charges are refunded this long after it died. */
+  /** A replica's heartbeat lease on PostgreSQL (default: STATE_LEASE_MS). */
   leaseMs?: number;
-  /** PostgreSQL: connections of this process (default 10). */
+  /** Connections per process on PostgreSQL (default: DATABASE_POOL_SIZE). */
   poolSize?: number;
-  /** PostgreSQL: a connection error, a failed heartbeat. */
+  /** Errors of background work (heartbeats, settlements in flight) on PostgreSQL. */
   onError?: (e: Error) => void;
-  /** PostgreSQL: charges refunded for replicas whose lease expired. */
+  /** Charges refunded for replicas found dead (PostgreSQL). */
   onRefunded?: (replicas: string[], charges: number) => void;
-}
-
-/** The state's environment variables (DATABASE_URL, STATE_LEASE_MS, DATABASE_POOL_SIZE), read here only. */
-export function stateConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Pick<OpenStateOptions, 'databaseUrl' | 'leaseMs' | 'poolSize'> {
-  const int = (name: string, fallback: number, min: number) => {
-    const raw = env[name];
-    if (raw === undefined || raw === '') return fallback;
-    const n = Number(raw);
-    if (!Number.isSafeInteger(n) || n < min) throw new Error(`${name} must be an integer of at least ${min}, got "${raw}"`);
-    return n;
-  };
-  const url = env.DATABASE_URL?.trim() || undefined;
-  if (url && !/^postgres(ql)?:\/\//.test(url)) throw new Error('DATABASE_URL must be a postgres:// (or postgresql://) URL');
-  return { databaseUrl: url, leaseMs: int('STATE_LEASE_MS', 30_000, 100), poolSize: int('DATABASE_POOL_SIZE', 10, 1) };
+  env?: NodeJS.ProcessEnv;
 }
 
 /** The SQLite file of a data folder. */
@@ -49,13 +40,16 @@ export function stateFileOf(dataRoot: string = dataDir()): string {
 }
 
 /**
- * Opens the state: PostgreSQL when `databaseUrl` is given (await ready() before use: it migrates and registers this
- * process's lease), else the SQLite file of the data folder (migrated when opened). The engine is chosen here only.
+ * Opens the state: PostgreSQL when a database URL is given (or DATABASE_URL is set), else the SQLite file of the data
+ * folder. The only place that chooses the engine; callers await ready() before use (SQLite is ready at once, migrated
+ * when opened; PostgreSQL connects and migrates then).
  */
 export function openStore(opts: OpenStateOptions = {}): StateStore {
   const clock = opts.clock ?? systemClock;
-  if (opts.databaseUrl) {
-    return new PgState(opts.databaseUrl, { clock, leaseMs: opts.leaseMs ?? 30_000, poolSize: opts.poolSize, onError: opts.onError, onRefunded: opts.onRefunded });
+  const env = stateConfigFromEnv(opts.env);
+  const url = opts.databaseUrl ?? env.databaseUrl;
+  if (url) {
+    return new PgStore({ url, clock, leaseMs: opts.leaseMs ?? env.leaseMs, poolSize: opts.poolSize ?? env.poolSize, onError: opts.onError, onRefunded: opts.onRefunded });
   }
   return new SqliteState(opts.file ?? stateFileOf(opts.dataRoot), clock);
 }

@@ -112,58 +112,46 @@ export interface AlertStore {
 
 /**
  * The durable webhook queue and its deliveries log: one row per (alert, transaction), pending until a 2xx (succeeded),
- * a 410 or its last retry (failed).
+ * a 410 or its last retry (failed). The delivery worker of every process takes due deliveries by claims: a claimed
+ * delivery is attempted by its claimant only, until the claim's lease runs out (its process died). On SQLite one
+ * process at a time holds the claims (a lease over the whole queue); on PostgreSQL each delivery is claimed apart, so
+ * every replica delivers.
  */
 export interface DeliveryStore {
   /** Enqueues the matches not already queued for their alert, in one transaction; returns how many were new. */
   enqueue(matches: Match[], now: Date): Promise<number>;
-  /** Pending deliveries due at `now`, of active alerts, oldest first, their body rebuilt byte for byte. */
-  due(now: Date, limit: number): Promise<DueDelivery[]>;
+  /** Whether a delivery is due at `now` that `owner` could claim (an idle poll: one read, no write). */
+  anyDue(now: Date, owner: string): Promise<boolean>;
   /**
-   * Records one attempt of a pending delivery (and deactivates its alert on a 410) in one transaction: succeeded,
-   * failed, or retried after the next of `retryDelaysMs`.
+   * Claims for `owner`, for `leaseMs`, up to `limit` pending deliveries due at `now` of active alerts, oldest first,
+   * their body rebuilt byte for byte; never one `owner` already holds, nor one another live claimant holds.
    */
-  recordAttempt(d: DueDelivery, r: AttemptResult, now: Date, retryDelaysMs: number[]): Promise<'succeeded' | 'failed' | 'retry'>;
+  claim(owner: string, now: Date, limit: number, leaseMs: number): Promise<DueDelivery[]>;
+  /** Right before a send: true while `owner`'s claim holds (same attempt, alert still active), renewed for `leaseMs`. */
+  confirm(d: DueDelivery, owner: string, leaseMs: number): Promise<boolean>;
+  /**
+   * Records one attempt of `owner`'s claimed delivery (and deactivates its alert on a 410) in one transaction:
+   * succeeded, failed, or retried after the next of `retryDelaysMs`; 'lost' when the claim had passed to another.
+   */
+  recordAttempt(d: DueDelivery, owner: string, r: AttemptResult, now: Date, retryDelaysMs: number[]): Promise<'succeeded' | 'failed' | 'retry' | 'lost'>;
+  /** Gives `owner`'s unsent claims back (a graceful stop). */
+  release(owner: string): Promise<void>;
+  /** Pending deliveries due at `now`, of active alerts, oldest first, without claiming them (tests, operations). */
+  due(now: Date, limit: number): Promise<DueDelivery[]>;
   /** The deliveries log of an alert, newest first, and its total. */
   list(alertId: string, limit: number, offset: number): Promise<{ total: number; items: DeliveryItem[] }>;
   /** How many deliveries are in each status (operations, benchmarks). */
   countByStatus(): Promise<Record<'pending' | 'succeeded' | 'failed', number>>;
-  /** Per-delivery claims, when the engine is shared by several processes that all deliver. */
-  readonly claims?: DeliveryClaims;
 }
 
 /**
- * Deliveries claimed one by one, so that several processes deliver at once (an engine shared by replicas offers it;
- * without it one process at a time delivers, under a lease). A claim lasts `leaseMs`; another process takes a
- * delivery over only once its claim expired.
- */
-export interface DeliveryClaims {
-  /** Whether any delivery is due and unclaimed (an idle poll: a read, no lock). */
-  anyDue(now: Date): Promise<boolean>;
-  /** Claims up to `limit` due deliveries for `owner`, oldest first, skipping those another process is claiming. */
-  claim(owner: string, now: Date, limit: number, leaseMs: number): Promise<DueDelivery[]>;
-  /** Right before sending: true while `owner` still holds it at the attempt it claimed (its alert active); renews it. */
-  confirm(d: DueDelivery, owner: string, leaseMs: number): Promise<boolean>;
-  /** Records the attempt if `owner` still holds the claim ('lost' otherwise), with recordAttempt's rules. */
-  record(d: DueDelivery, owner: string, r: AttemptResult, now: Date, retryDelaysMs: number[]): Promise<'succeeded' | 'failed' | 'retry' | 'lost'>;
-  /** Gives back the claims of deliveries not yet sent (a graceful stop). */
-  release(owner: string): Promise<void>;
-}
-
-/**
- * Jobs run once for the whole service, not once per process (the alert scan of a build, the daily scan): the first
- * process to claim a name runs it; another takes it over only when it is unfinished and its claim expired.
+ * Jobs that run once for the whole service rather than once per process (the alert scan of a new serving build, the
+ * daily scan). On SQLite every process runs them (the queue dedups what they enqueue); on PostgreSQL the first replica
+ * to claim a job runs it, another only when its holder's lease ran out unfinished.
  */
 export interface JobStore {
   claim(name: string, owner: string, leaseMs: number): Promise<boolean>;
   finish(name: string, owner: string): Promise<void>;
-}
-
-/** Named leases held by one process at a time (the delivery worker), times in epoch milliseconds. */
-export interface LeaseStore {
-  /** Takes the lease, or renews it when `owner` holds it; true when `owner` holds it until `expiresAt`. */
-  acquire(name: string, owner: string, expiresAt: number, now: number): Promise<boolean>;
-  release(name: string, owner: string): Promise<void>;
 }
 
 /** The key holder's request log (31 days). */
@@ -193,16 +181,21 @@ export interface StateStore {
   readonly portfolio: PortfolioStore;
   readonly alerts: AlertStore;
   readonly deliveries: DeliveryStore;
-  readonly leases: LeaseStore;
+  readonly jobs: JobStore;
   readonly requestLog: RequestLogStore;
   readonly serviceState: ServiceStateStore;
-  /** Once-per-service jobs, when several processes share the state and each would otherwise run them. */
-  readonly jobs?: JobStore;
   /**
    * Resolves once the state is usable (connected, migrated): an engine may open synchronously and connect later. The
    * server awaits it before serving; the SQLite engine is ready once constructed.
    */
   ready(): Promise<void>;
+  /**
+   * Makes this process one of the serving processes, once ready: on SQLite, refunds the pending charges of this
+   * host's processes that no longer run; on PostgreSQL, registers the replica's heartbeat lease, whose beats refund the
+   * pending charges of replicas whose lease expired. Returns the charges refunded now (PostgreSQL reports its refunds
+   * through the onRefunded option instead, and returns 0).
+   */
+  serve(): Promise<number>;
   /** Whether the state answers (GET /health). */
   ping(): Promise<boolean>;
   close(): Promise<void>;

@@ -3,11 +3,11 @@
 import cron from 'node-cron';
 import type { AppContext } from '../context';
 import { initWatermark, scanDaily, scanNewImport, type ScanReport } from './scan';
-import { ClaimingWorker, DeliveryWorker, type WorkerOptions } from './worker';
+import { DeliveryWorker, type WorkerOptions } from './worker';
 
 export const DAILY_SCAN_CRON = '0 6 * * *';
 
-/** What the server and the tests use of a worker: the single-lease one (SQLite), or a replica's (PostgreSQL). */
+/** What the server and the tests use of the delivery worker. */
 export interface Worker {
   start(): void;
   tick(): Promise<number>;
@@ -25,10 +25,8 @@ export interface Webhooks {
 export async function startWebhooks(ctx: AppContext, opts: WorkerOptions & { cron?: boolean } = {}): Promise<Webhooks> {
   // Never a reason not to serve: without a watermark the next import's scan covers everything it holds.
   await initWatermark(ctx).catch((e: Error) => ctx.logger.warn({ err: e }, 'alert scan watermark not initialised'));
-  // Where the state offers claims (PostgreSQL) every replica delivers, each delivery claimed by one of them; otherwise
-  // (SQLite) one process at a time does, under a lease.
-  const claims = ctx.state.deliveries.claims;
-  const worker: Worker = claims ? new ClaimingWorker(ctx, claims, opts) : new DeliveryWorker(ctx, opts);
+  // Every process runs one; the state decides who delivers what (api/store: claims).
+  const worker: Worker = new DeliveryWorker(ctx, opts);
   const log = (kind: string) => (r: ScanReport) => {
     ctx.logger.info({ scan: kind, ...r }, `alert scan (${kind}): ${r.enqueued} deliveries enqueued`);
     void worker.tick();

@@ -164,17 +164,15 @@ export async function initWatermark(ctx: AppContext): Promise<void> {
 const SCAN_LEASE_MS = 15 * 60_000;
 
 /**
- * Runs `scan` once for the whole service: where the state offers once-per-service jobs (PostgreSQL, shared by
- * replicas), only the process that claims the job `name` (the serving build, or the day) runs it, the others skip it;
- * otherwise it just runs.
+ * Runs `scan` once for the whole service, as the state decides (api/store, JobStore): on SQLite each process runs it
+ * (the queue dedups); with replicas on PostgreSQL, only the replica that claims the job `name` (the serving build, or
+ * the day) runs it, the others skip it.
  */
 async function once(ctx: AppContext, name: string, scan: () => Promise<ScanReport>): Promise<ScanReport> {
-  const jobs = ctx.state.jobs;
-  if (!jobs) return scan();
   const owner = ctx.state.credits.owner;
-  if (!(await jobs.claim(name, owner, SCAN_LEASE_MS))) return { alerts: 0, matches: 0, enqueued: 0, since: '', skipped: 'claimed by another replica' };
+  if (!(await ctx.state.jobs.claim(name, owner, SCAN_LEASE_MS))) return { alerts: 0, matches: 0, enqueued: 0, since: '', skipped: 'claimed by another replica' };
   const report = await scan();
-  await jobs.finish(name, owner);
+  await ctx.state.jobs.finish(name, owner);
   return report;
 }
 

@@ -47,6 +47,7 @@ export class RequestLog {
       }
       await this.store.record(keyId, { ...r, at: now.toISOString() });
     };
+    // The state tracks its writes in flight: closing it (a graceful stop) waits for them.
     void write().catch((e: Error) => this.onError(e));
   }
 

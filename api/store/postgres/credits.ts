@@ -3,9 +3,8 @@
 // (select … for update), so concurrent charges of one key on any replica are applied one after the other.
 import type pg from 'pg';
 import type { Clock } from '../../clock';
-import { nextResetDate, type Balance, type ChargeResult, type HoldResult, type RefundResult } from '../../credits';
-import { PLANS, periodOf, type PlanName } from '../model';
-import type { CreditStore } from '../types';
+import { nextResetDate, type Balance, type HoldResult, type RefundResult } from '../../credits';
+import { PLANS, periodOf, type PlanName } from '../../store';
 import { inTransaction } from './pool';
 
 interface BalanceRow {
@@ -22,16 +21,12 @@ function assertCost(cost: number): number {
   return cost;
 }
 
-export class PgCredits implements CreditStore {
+export class PgCredits {
   constructor(
     private readonly pool: pg.Pool,
     private readonly clock: Clock,
     /** The replica's id (replicas.id): its pending charges are refunded by the others once its lease expires. */
     readonly owner: string,
-    /** Keeps a settlement's promise until it ends: closing the state waits for them. */
-    private readonly track: <T>(p: Promise<T>) => Promise<T> = (p) => p,
-    /** The owners of pending charges whose replica has no live lease (ReplicaLease.deadOwners). */
-    private readonly deadOwners: () => Promise<string[]> = async () => [],
   ) {}
 
   /** Debits `cost` credits as a pending charge of this replica if the key has them all; otherwise nothing. */
@@ -41,7 +36,7 @@ export class PgCredits implements CreditStore {
   }
 
   /** A charge settled at once (no pending state). */
-  async charge(keyId: string, cost: number, requestId: string): Promise<ChargeResult> {
+  async charge(keyId: string, cost: number, requestId: string): Promise<{ ok: true; used: number; remaining: number } | { ok: false; remaining: number }> {
     assertCost(cost);
     const r = await inTransaction(this.pool, (c) => this.holdIn(c, keyId, cost, requestId, 'kept'));
     return r.ok ? { ok: true, used: r.used, remaining: r.remaining } : r;
@@ -52,24 +47,14 @@ export class PgCredits implements CreditStore {
    * refunded because this replica's lease had expired stays refunded (the client got that answer for free).
    */
   async keep(chargeId: number | undefined): Promise<void> {
-    if (chargeId !== undefined) await this.track(this.pool.query(`update credit_ledger set settled = 'kept' where id = $1 and settled = 'pending'`, [chargeId]));
+    if (chargeId !== undefined) await this.pool.query(`update credit_ledger set settled = 'kept' where id = $1 and settled = 'pending'`, [chargeId]);
   }
 
   /** Gives back what charge `chargeId` took (at most `cost`), once. */
   async refundCharge(chargeId: number | undefined, cost = Number.MAX_SAFE_INTEGER): Promise<RefundResult | undefined> {
     if (chargeId === undefined) return undefined;
     assertCost(cost);
-    return this.track(inTransaction(this.pool, (c) => this.refundIn(c, chargeId, cost)));
-  }
-
-  /**
-   * Refunds the pending charges of the replicas whose lease expired, or of the owners `isDead` names when given: their
-   * clients never got an answer. Returns how many charges were refunded.
-   */
-  async refundAbandoned(isDead?: (owner: string) => boolean): Promise<number> {
-    if (!isDead) return this.refundPendingOf(await this.deadOwners());
-    const { rows } = await this.pool.query<{ owner: string }>(`select distinct owner from credit_ledger where settled = 'pending'`);
-    return this.refundPendingOf(rows.map((r) => r.owner).filter(isDead));
+    return inTransaction(this.pool, (c) => this.refundIn(c, chargeId, cost));
   }
 
   /** Gives back what `requestId` was charged (its latest charge not yet refunded), at most `cost`. */

@@ -5,8 +5,7 @@
 // expired: its holder died (the delivery is then sent again, with the same webhook-id) or stalled past the lease.
 import crypto from 'node:crypto';
 import type pg from 'pg';
-import { payloadOf, type AttemptResult, type DeliveryItem, type DueDelivery, type Match, type TransactionPayload } from '../../webhooks/queue';
-import type { DeliveryClaims, DeliveryStore } from '../types';
+import { payloadOf, type AttemptResult, type DueDelivery, type Match, type TransactionPayload } from '../../webhooks/queue';
 import { inTransaction } from './pool';
 
 const BATCH = 1000;
@@ -96,6 +95,17 @@ export async function anyDue(pool: pg.Pool, now: Date): Promise<boolean> {
   return rows.length > 0;
 }
 
+/** Due deliveries, oldest first, claimed or not, without claiming them (tests, operations). */
+export async function peekDue(pool: pg.Pool, now: Date, limit: number): Promise<DueDelivery[]> {
+  const { rows } = await pool.query<DueRow>(
+    `select ${DUE_COLUMNS} from alert_deliveries d join alerts a on a.id = d.alert_id
+     where d.status = 'pending' and d.next_attempt_at <= $1 and a.is_active
+     order by d.next_attempt_at, d.seq limit $2`,
+    [now.toISOString(), limit],
+  );
+  return rows.map(toDue);
+}
+
 /**
  * Claims up to `limit` due deliveries for `owner` for `leaseMs`, oldest first: rows another replica is claiming at
  * the same instant are skipped (skip locked), rows it holds under a live lease are not due for this one.
@@ -145,7 +155,7 @@ export async function releaseClaims(pool: pg.Pool, owner: string): Promise<void>
 export async function recordAttempt(
   pool: pg.Pool,
   d: DueDelivery,
-  owner: string | null,
+  owner: string,
   r: AttemptResult,
   now: Date,
   retryDelaysMs: number[],
@@ -161,7 +171,7 @@ export async function recordAttempt(
     const u = await c.query(
       `update alert_deliveries set status = $1, attempts = $2, next_attempt_at = $3, last_attempt_at = $4, response_status = $5,
          last_error = $6, claimed_by = null, claimed_until = null
-       where seq = $7 and status = 'pending' and claimed_by is not distinct from $8 and attempts = $9`,
+       where seq = $7 and status = 'pending' and claimed_by = $8 and attempts = $9`,
       [outcome === 'retry' ? 'pending' : outcome, attempts, next, at, r.status ?? null, error, d.seq, owner, d.attempts],
     );
     if (u.rowCount !== 1) return 'lost' as const;
@@ -174,63 +184,4 @@ export async function recordAttempt(
     }
     return outcome;
   });
-}
-
-/** Pending deliveries due at `now`, of active alerts, oldest first, claimed or not (the interface's plain read). */
-export async function dueDeliveries(pool: pg.Pool, now: Date, limit: number): Promise<DueDelivery[]> {
-  const { rows } = await pool.query<DueRow>(
-    `select ${DUE_COLUMNS} from alert_deliveries d join alerts a on a.id = d.alert_id
-     where d.status = 'pending' and d.next_attempt_at <= $1 and a.is_active
-     order by d.next_attempt_at, d.seq limit $2`,
-    [now.toISOString(), limit],
-  );
-  return rows.map(toDue);
-}
-
-export class PgDeliveries implements DeliveryStore {
-  readonly claims: DeliveryClaims;
-
-  constructor(private readonly pool: pg.Pool) {
-    this.claims = {
-      anyDue: (now) => anyDue(pool, now),
-      claim: (owner, now, limit, leaseMs) => claimDue(pool, owner, now, limit, leaseMs),
-      confirm: (d, owner, leaseMs) => confirmClaim(pool, d, owner, leaseMs),
-      record: (d, owner, r, now, delays) => recordAttempt(pool, d, owner, r, now, delays),
-      release: (owner) => releaseClaims(pool, owner),
-    };
-  }
-
-  enqueue(matches: Match[], now: Date): Promise<number> {
-    return enqueue(this.pool, matches, now);
-  }
-
-  due(now: Date, limit: number): Promise<DueDelivery[]> {
-    return dueDeliveries(this.pool, now, limit);
-  }
-
-  /** An attempt of an unclaimed delivery (the single-worker path); claimed ones go through `claims.record`. */
-  async recordAttempt(d: DueDelivery, r: AttemptResult, now: Date, retryDelaysMs: number[]): Promise<'succeeded' | 'failed' | 'retry'> {
-    const outcome = await recordAttempt(this.pool, d, null, r, now, retryDelaysMs);
-    if (outcome === 'lost') throw new Error(`delivery ${d.id} is claimed by a replica or no longer pending at attempt ${d.attempts}`);
-    return outcome;
-  }
-
-  async list(alertId: string, limit: number, offset: number): Promise<{ total: number; items: DeliveryItem[] }> {
-    const [{ rows: n }, { rows }] = await Promise.all([
-      this.pool.query<{ n: number }>('select count(*)::int as n from alert_deliveries where alert_id = $1', [alertId]),
-      this.pool.query<DeliveryItem>(
-        `select id, transaction_id, status, attempts, response_status, last_error, next_attempt_at, last_attempt_at, created_at
-         from alert_deliveries where alert_id = $1 order by seq desc limit $2 offset $3`,
-        [alertId, limit, offset],
-      ),
-    ]);
-    return { total: n[0].n, items: rows };
-  }
-
-  async countByStatus(): Promise<Record<'pending' | 'succeeded' | 'failed', number>> {
-    const { rows } = await this.pool.query<{ status: 'pending' | 'succeeded' | 'failed'; n: number }>('select status, count(*)::int as n from alert_deliveries group by status');
-    const out = { pending: 0, succeeded: 0, failed: 0 };
-    for (const r of rows) out[r.status] = r.n;
-    return out;
-  }
 }

@@ -1,82 +1,100 @@
-// The state on PostgreSQL (DATABASE_URL): keys, credits, the rate limit, portfolio, alerts, the delivery queue, the
-// request log and the replicas' leases in one database shared by every API replica. Opened synchronously (a pool that
-// connects on demand); ready() migrates and registers this process's heartbeat lease.
+// The state on PostgreSQL, selected by DATABASE_URL: keys, credits, the rate limit, portfolio, alerts, the delivery
+// queue, the request log and the replicas' leases in one database shared by every API replica.
 import type pg from 'pg';
 import type { Clock } from '../../clock';
-import type { StateStore } from '../types';
 import { PgCredits } from './credits';
-import { PgDeliveries } from './deliveries';
 import { PgJobs } from './jobs';
 import { PgKeys } from './keys';
 import { migrate, openPool } from './pool';
 import { PgRateLimiter } from './rate-limit';
-import { PgAlerts, PgLeases, PgPortfolio, PgRequestLog, PgServiceState } from './records';
+import { PgAlerts, PgPortfolio, PgRequestLog, PgServiceState } from './records';
 import { ReplicaLease } from './replicas';
+
+export interface StateConfig {
+  /** postgres://… (DATABASE_URL); undefined: the SQLite file of the data folder. */
+  databaseUrl?: string;
+  /** A replica's heartbeat lease (STATE_LEASE_MS, default 30 s): its pending charges are refunded this long after it died. */
+  leaseMs: number;
+  /** Connections per replica (DATABASE_POOL_SIZE, default 10). */
+  poolSize: number;
+}
+
+/** The state's environment variables, read here only. */
+export function stateConfigFromEnv(env: NodeJS.ProcessEnv = process.env): StateConfig {
+  const int = (name: string, fallback: number, min: number) => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return fallback;
+    const n = Number(raw);
+    if (!Number.isSafeInteger(n) || n < min) throw new Error(`${name} must be an integer of at least ${min}, got "${raw}"`);
+    return n;
+  };
+  const url = env.DATABASE_URL?.trim() || undefined;
+  if (url && !/^postgres(ql)?:\/\//.test(url)) throw new Error('DATABASE_URL must be a postgres:// (or postgresql://) URL');
+  return { databaseUrl: url, leaseMs: int('STATE_LEASE_MS', 30_000, 100), poolSize: int('DATABASE_POOL_SIZE', 10, 1) };
+}
 
 export interface PgStateOptions {
   clock: Clock;
-  /** The heartbeat lease (STATE_LEASE_MS). */
   leaseMs: number;
-  /** Connections of this process (DATABASE_POOL_SIZE). */
   poolSize?: number;
   onError?: (e: Error) => void;
   onRefunded?: (replicas: string[], charges: number) => void;
 }
 
-export class PgState implements StateStore {
+export class PgState {
   readonly engine = 'postgresql';
-  readonly pool: pg.Pool;
   readonly keys: PgKeys;
   readonly credits: PgCredits;
-  readonly rateLimit: PgRateLimiter;
+  readonly rateLimiter: PgRateLimiter;
   readonly portfolio: PgPortfolio;
   readonly alerts: PgAlerts;
-  readonly deliveries: PgDeliveries;
-  readonly leases: PgLeases;
   readonly requestLog: PgRequestLog;
   readonly serviceState: PgServiceState;
   readonly jobs: PgJobs;
-  /** This process as a replica: its id owns its pending charges; its heartbeat keeps them from the others. */
   readonly lease: ReplicaLease;
-  /** Settlements and request-log writes in flight: close() waits for them. */
+  /** Settlements (keep, refund) started and not yet finished: a graceful stop waits for them. */
   private readonly settling = new Set<Promise<unknown>>();
-  private readying: Promise<void> | undefined;
-  private closed = false;
 
-  constructor(
-    url: string,
-    private readonly opts: PgStateOptions,
+  private constructor(
+    readonly pool: pg.Pool,
+    readonly opts: PgStateOptions,
   ) {
-    this.pool = openPool(url, { max: opts.poolSize, onError: opts.onError });
-    const track = <T>(p: Promise<T>): Promise<T> => {
-      this.settling.add(p);
-      void p.then(() => this.settling.delete(p), () => this.settling.delete(p));
-      return p;
-    };
-    this.lease = new ReplicaLease(this.pool, () => this.credits, { leaseMs: opts.leaseMs, onError: opts.onError, onRefunded: opts.onRefunded });
-    this.keys = new PgKeys(this.pool, opts.clock);
-    this.credits = new PgCredits(this.pool, opts.clock, this.lease.id, track, () => this.lease.deadOwners());
-    this.rateLimit = new PgRateLimiter(this.pool, opts.clock);
-    this.portfolio = new PgPortfolio(this.pool);
-    this.alerts = new PgAlerts(this.pool);
-    this.deliveries = new PgDeliveries(this.pool);
-    this.leases = new PgLeases(this.pool);
-    this.requestLog = new PgRequestLog(this.pool, track);
-    this.serviceState = new PgServiceState(this.pool);
-    this.jobs = new PgJobs(this.pool);
+    this.lease = new ReplicaLease(pool, () => this.credits, { leaseMs: opts.leaseMs, onError: opts.onError, onRefunded: opts.onRefunded });
+    this.keys = new PgKeys(pool, opts.clock);
+    this.credits = new PgCredits(pool, opts.clock, this.lease.id);
+    this.rateLimiter = new PgRateLimiter(pool, opts.clock);
+    this.portfolio = new PgPortfolio(pool);
+    this.alerts = new PgAlerts(pool);
+    this.requestLog = new PgRequestLog(pool);
+    this.serviceState = new PgServiceState(pool);
+    this.jobs = new PgJobs(pool);
   }
 
-  /** Migrates (once per process), registers this replica's lease and starts its heartbeat. */
-  ready(): Promise<void> {
-    this.readying ??= (async () => {
-      await migrate(this.pool);
-      await this.lease.beat();
-      this.lease.start();
-    })();
-    return this.readying;
+  /** Connects, migrates, and (for a serving replica) registers its lease and starts its heartbeat. */
+  static async open(url: string, opts: PgStateOptions & { replica?: boolean }): Promise<PgState> {
+    const pool = openPool(url, { max: opts.poolSize, onError: opts.onError });
+    try {
+      await migrate(pool);
+      const state = new PgState(pool, opts);
+      if (opts.replica) {
+        await state.lease.beat();
+        state.lease.start();
+      }
+      return state;
+    } catch (e) {
+      await pool.end().catch(() => undefined);
+      throw e;
+    }
   }
 
-  /** Whether the database answers within `timeoutMs` (GET /health). */
+  /** Remembers a settlement until it ends (errors go to onError); the returned promise never rejects. */
+  track(p: Promise<unknown>): Promise<unknown> {
+    const t: Promise<unknown> = p.catch((e: Error) => this.opts.onError?.(e)).finally(() => this.settling.delete(t));
+    this.settling.add(t);
+    return t;
+  }
+
+  /** Whether the database answers (GET /health). */
   async ping(timeoutMs = 2_000): Promise<boolean> {
     let timer: NodeJS.Timeout | undefined;
     try {
@@ -93,10 +111,8 @@ export class PgState implements StateStore {
 
   /** Waits for the settlements in flight, gives the lease up, closes the pool. */
   async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    while (this.settling.size) await Promise.allSettled([...this.settling]);
-    if (this.readying) await this.lease.stop().catch((e: Error) => this.opts.onError?.(e));
+    while (this.settling.size) await Promise.all([...this.settling]);
+    await this.lease.stop().catch((e: Error) => this.opts.onError?.(e));
     await this.pool.end();
   }
 }

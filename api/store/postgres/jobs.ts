@@ -2,9 +2,8 @@
 // scan): the first replica to claim a job's name runs it; another takes over only when it is unfinished and the
 // claim's lease expired (its replica died mid-job). Server time, as for the replicas' leases.
 import type pg from 'pg';
-import type { JobStore } from '../types';
 
-export class PgJobs implements JobStore {
+export class PgJobs {
   constructor(private readonly pool: pg.Pool) {}
 
   /** True when this replica (`owner`) now holds the job: it was never claimed, or its holder's lease ran out unfinished. */

@@ -4,8 +4,7 @@ import type { Clock } from '../../clock';
 import {
   AmbiguousKeyError, DISPLAY_PREFIX_CHARS, KEY_PREFIX, PLAN_NAMES, PLANS, UnknownKeyError, hashKey, isPlanName, periodOf, randomBase62,
   type CreateKeyOptions, type KeyRecord, type PlanName,
-} from '../model';
-import type { KeyStore } from '../types';
+} from '../../store';
 import { inTransaction } from './pool';
 
 interface KeyRow {
@@ -30,7 +29,7 @@ function toRecord(r: KeyRow): KeyRecord {
 
 const KEY_COLUMNS = 'id, prefix, label, plan, is_active, balance, topup, period, created_at, revoked_at';
 
-export class PgKeys implements KeyStore {
+export class PgKeys {
   constructor(
     private readonly pool: pg.Pool,
     private readonly clock: Clock,

@@ -3,9 +3,8 @@
 import type pg from 'pg';
 import type { Clock } from '../../clock';
 import { RATE_WINDOW_MS, type RateDecision } from '../../rate-limit';
-import type { RateLimitStore } from '../types';
 
-export class PgRateLimiter implements RateLimitStore {
+export class PgRateLimiter {
   constructor(
     private readonly pool: pg.Pool,
     private readonly clock: Clock,

@@ -1,17 +1,23 @@
 // Portfolio, alerts, the request log and the service's own state on PostgreSQL. Rows come back in the SQLite engine's
 // shape (flags as 0/1, JSON as its text, timestamps as ISO strings), so one mapping serves both engines.
 import type pg from 'pg';
-import type { DailyUsage, LoggedRequest } from '../../routes/account/request-log';
-import {
-  ALERT_VALUE_COLUMNS, type AlertCriteria, type AlertRow, type AlertStore, type AlertValues, type LeaseStore, type PortfolioStore, type PropertyRow,
-  type RequestLogStore, type ServiceStateStore,
-} from '../types';
 import { inTransaction } from './pool';
+
+export interface PropertyRow {
+  id: string;
+  key_id: string;
+  data: string;
+  estimate: string | null;
+  estimate_valid: number;
+  estimate_computed_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
 
 const PROPERTY_COLUMNS = `id, key_id, data::text as data, estimate::text as estimate, estimate_valid::int as estimate_valid,
   estimate_computed_at, created_at, updated_at`;
 
-export class PgPortfolio implements PortfolioStore {
+export class PgPortfolio {
   constructor(private readonly pool: pg.Pool) {}
 
   async get(keyId: string, id: string): Promise<PropertyRow | undefined> {
@@ -49,10 +55,22 @@ export class PgPortfolio implements PortfolioStore {
   }
 }
 
+export const ALERT_VALUE_COLUMNS = ['label', 'webhook_url', 'code_postal', 'commune', 'code_departement', 'type_local', 'prix_min', 'prix_max', 'surface_min', 'surface_max'] as const;
+export type AlertValues = Record<(typeof ALERT_VALUE_COLUMNS)[number], string | number | null>;
+
+export interface AlertRow extends AlertValues {
+  id: string;
+  key_id: string;
+  secret: string;
+  is_active: number;
+  deactivated_reason: string | null;
+  created_at: string;
+  updated_at: string;
+}
 
 const ALERT_COLUMNS = `id, key_id, secret, is_active::int as is_active, deactivated_reason, created_at, updated_at, ${ALERT_VALUE_COLUMNS.join(', ')}`;
 
-export class PgAlerts implements AlertStore {
+export class PgAlerts {
   constructor(private readonly pool: pg.Pool) {}
 
   async get(keyId: string, id: string): Promise<AlertRow | undefined> {
@@ -116,7 +134,7 @@ export class PgAlerts implements AlertStore {
   }
 
   /** The active alerts' criteria, for the scan. */
-  async active(): Promise<AlertCriteria[]> {
+  async active(): Promise<Array<Omit<AlertValues, 'label' | 'webhook_url'> & { id: string }>> {
     const { rows } = await this.pool.query(
       'select id, code_postal, commune, code_departement, type_local, prix_min, prix_max, surface_min, surface_max from alerts where is_active',
     );
@@ -128,28 +146,44 @@ export class PgAlerts implements AlertStore {
     return rows[0]?.is_active === true;
   }
 
+  async deliveries(alertId: string, limit: number, offset: number) {
+    const [{ rows: n }, { rows }] = await Promise.all([
+      this.pool.query<{ n: number }>('select count(*)::int as n from alert_deliveries where alert_id = $1', [alertId]),
+      this.pool.query<{ id: string; transaction_id: string; status: 'pending' | 'succeeded' | 'failed'; attempts: number; response_status: number | null; last_error: string | null; next_attempt_at: string | null; last_attempt_at: string | null; created_at: string }>(
+        `select id, transaction_id, status, attempts, response_status, last_error, next_attempt_at, last_attempt_at, created_at
+         from alert_deliveries where alert_id = $1 order by seq desc limit $2 offset $3`,
+        [alertId, limit, offset],
+      ),
+    ]);
+    return { total: n[0].n, items: rows };
+  }
 }
 
-export class PgRequestLog implements RequestLogStore {
-  constructor(
-    private readonly pool: pg.Pool,
-    /** Keeps a write's promise until it ends: closing the state waits for them. */
-    private readonly track: <T>(p: Promise<T>) => Promise<T> = (p) => p,
-  ) {}
+export interface LoggedRequestRow {
+  request_id: string;
+  at: string;
+  endpoint: string;
+  transport: 'rest' | 'mcp';
+  status: number;
+  credits: number;
+}
 
-  async record(keyId: string, r: LoggedRequest): Promise<void> {
-    await this.track(this.pool.query(
+export class PgRequestLog {
+  constructor(private readonly pool: pg.Pool) {}
+
+  async record(keyId: string, r: LoggedRequestRow): Promise<void> {
+    await this.pool.query(
       'insert into request_log (key_id, at, request_id, endpoint, transport, status, credits) values ($1, $2, $3, $4, $5, $6, $7)',
       [keyId, r.at, r.request_id, r.endpoint, r.transport, r.status, r.credits],
-    ));
+    );
   }
 
   async prune(before: string): Promise<void> {
     await this.pool.query('delete from request_log where at < $1', [before]);
   }
 
-  async recent(keyId: string, limit: number): Promise<LoggedRequest[]> {
-    const { rows } = await this.pool.query<LoggedRequest>(
+  async recent(keyId: string, limit: number): Promise<LoggedRequestRow[]> {
+    const { rows } = await this.pool.query<LoggedRequestRow>(
       'select request_id, at, endpoint, transport, status, credits from request_log where key_id = $1 order by at desc, id desc limit $2',
       [keyId, limit],
     );
@@ -157,7 +191,7 @@ export class PgRequestLog implements RequestLogStore {
   }
 
   /** Requests and credits per UTC day (the session is in UTC) and endpoint since `since` (ISO). */
-  async daily(keyId: string, since: string): Promise<DailyUsage[]> {
+  async daily(keyId: string, since: string): Promise<Array<{ date: string; endpoint: string; requests: number; credits: number }>> {
     const { rows } = await this.pool.query(
       `select to_char(at, 'YYYY-MM-DD') as date, endpoint, count(*)::int as requests, sum(credits)::bigint as credits
        from request_log where key_id = $1 and at >= $2 group by 1, 2 order by 1, 2`,
@@ -167,7 +201,7 @@ export class PgRequestLog implements RequestLogStore {
   }
 }
 
-export class PgServiceState implements ServiceStateStore {
+export class PgServiceState {
   constructor(private readonly pool: pg.Pool) {}
 
   async get(name: string): Promise<string | undefined> {
@@ -182,24 +216,5 @@ export class PgServiceState implements ServiceStateStore {
        on conflict (name) do update set value = excluded.value where excluded.value collate "C" > service_state.value collate "C"`,
       [name, value],
     );
-  }
-}
-
-/** Named leases (epoch milliseconds), as on SQLite: kept for the interface; the replicas' deliveries use claims. */
-export class PgLeases implements LeaseStore {
-  constructor(private readonly pool: pg.Pool) {}
-
-  async acquire(name: string, owner: string, expiresAt: number, now: number): Promise<boolean> {
-    const r = await this.pool.query(
-      `insert into leases (name, owner, expires_at) values ($1, $2, $3)
-       on conflict (name) do update set owner = excluded.owner, expires_at = excluded.expires_at
-       where leases.owner = excluded.owner or leases.expires_at < $4`,
-      [name, owner, expiresAt, now],
-    );
-    return r.rowCount === 1;
-  }
-
-  async release(name: string, owner: string): Promise<void> {
-    await this.pool.query('delete from leases where name = $1 and owner = $2', [name, owner]);
   }
 }

@@ -31,17 +31,6 @@ export class ReplicaLease {
     private readonly opts: ReplicaLeaseOptions,
   ) {}
 
-  /** The owners of pending charges (other than this replica) without a live lease. */
-  async deadOwners(): Promise<string[]> {
-    const { rows } = await this.pool.query<{ owner: string }>(
-      `select distinct l.owner from credit_ledger l
-       where l.settled = 'pending' and l.owner <> $1
-         and not exists (select 1 from replicas r where r.id = l.owner and r.expires_at >= clock_timestamp())`,
-      [this.id],
-    );
-    return rows.map((r) => r.owner);
-  }
-
   /** Registers this replica (or renews its lease) and settles the charges of dead ones. */
   async beat(): Promise<void> {
     this.beating ??= (async () => {
@@ -60,7 +49,13 @@ export class ReplicaLease {
    * at all (a replica already forgotten, or one of a SQLite-era ledger) are refunded too once no live replica owns them.
    */
   async settleDead(): Promise<number> {
-    const dead = await this.deadOwners();
+    const { rows } = await this.pool.query<{ owner: string }>(
+      `select distinct l.owner from credit_ledger l
+       where l.settled = 'pending' and l.owner <> $1
+         and not exists (select 1 from replicas r where r.id = l.owner and r.expires_at >= clock_timestamp())`,
+      [this.id],
+    );
+    const dead = rows.map((r) => r.owner);
     const n = await this.credits().refundPendingOf(dead);
     if (dead.length) this.opts.onRefunded?.(dead, n);
     // Forgotten once settled (a replica that was only frozen registers again at its next beat).

@@ -161,19 +161,86 @@ function listDeliveries(db: Database.Database, alertId: string, limit: number, o
   return { total: n, items };
 }
 
+/** The lease over the whole queue: the worker of one process at a time claims deliveries. */
+const QUEUE_LEASE = 'alert-deliveries';
+
+/**
+ * On SQLite (one machine), one process at a time delivers: claiming takes or renews a lease over the whole queue
+ * (table `leases`, wall-clock milliseconds), taken over by another process once it expires. What the lease holder has
+ * claimed and not yet recorded is kept in its memory, so that it is not claimed twice meanwhile.
+ */
 export class SqliteDeliveries implements DeliveryStore {
-  constructor(private readonly db: Database.Database) {}
+  /** The deliveries each owner of this process claimed and has not recorded or given back. */
+  private readonly held = new Map<string, Set<string>>();
+
+  constructor(
+    private readonly db: Database.Database,
+    /** Wall time of the lease (epoch ms). */
+    private readonly wallNow: () => number = Date.now,
+  ) {}
 
   async enqueue(matches: Match[], now: Date): Promise<number> {
     return enqueue(this.db, matches, now);
+  }
+
+  async anyDue(now: Date, owner: string): Promise<boolean> {
+    const lease = this.db.prepare('select owner, expires_at from leases where name = ?').get(QUEUE_LEASE) as { owner: string; expires_at: number } | undefined;
+    if (lease && lease.owner !== owner && lease.expires_at >= this.wallNow()) return false;
+    const held = this.held.get(owner) ?? new Set<string>();
+    return dueDeliveries(this.db, now, held.size + 1).some((d) => !held.has(d.id));
+  }
+
+  async claim(owner: string, now: Date, limit: number, leaseMs: number): Promise<DueDelivery[]> {
+    if (!this.holdLease(owner, leaseMs)) return [];
+    const held = this.heldBy(owner);
+    const due = dueDeliveries(this.db, now, limit + held.size)
+      .filter((d) => !held.has(d.id))
+      .slice(0, limit);
+    for (const d of due) held.add(d.id);
+    return due;
+  }
+
+  async confirm(d: DueDelivery, owner: string, leaseMs: number): Promise<boolean> {
+    const ok =
+      this.heldBy(owner).has(d.id) &&
+      this.holdLease(owner, leaseMs) &&
+      (this.db.prepare('select is_active from alerts where id = ?').get(d.alert_id) as { is_active: number } | undefined)?.is_active === 1;
+    if (!ok) this.heldBy(owner).delete(d.id);
+    return ok;
+  }
+
+  async recordAttempt(d: DueDelivery, owner: string, r: AttemptResult, now: Date, retryDelaysMs: number[]): Promise<'succeeded' | 'failed' | 'retry' | 'lost'> {
+    this.heldBy(owner).delete(d.id);
+    return recordAttempt(this.db, d, r, now, retryDelaysMs);
+  }
+
+  async release(owner: string): Promise<void> {
+    this.held.delete(owner);
+    this.db.prepare('delete from leases where name = ? and owner = ?').run(QUEUE_LEASE, owner);
   }
 
   async due(now: Date, limit: number): Promise<DueDelivery[]> {
     return dueDeliveries(this.db, now, limit);
   }
 
-  async recordAttempt(d: DueDelivery, r: AttemptResult, now: Date, retryDelaysMs: number[]): Promise<'succeeded' | 'failed' | 'retry'> {
-    return recordAttempt(this.db, d, r, now, retryDelaysMs);
+  /** Takes or renews the queue's lease: true when `owner` holds it for `leaseMs` more. */
+  private holdLease(owner: string, leaseMs: number): boolean {
+    const now = this.wallNow();
+    const r = this.db
+      .prepare(
+        `insert into leases (name, owner, expires_at) values (?, ?, ?)
+         on conflict (name) do update set owner = excluded.owner, expires_at = excluded.expires_at
+         where leases.owner = excluded.owner or leases.expires_at < ?`,
+      )
+      .run(QUEUE_LEASE, owner, now + leaseMs, now);
+    if (r.changes !== 1) this.held.delete(owner);
+    return r.changes === 1;
+  }
+
+  private heldBy(owner: string): Set<string> {
+    let s = this.held.get(owner);
+    if (!s) this.held.set(owner, (s = new Set()));
+    return s;
   }
 
   async list(alertId: string, limit: number, offset: number): Promise<{ total: number; items: DeliveryItem[] }> {

@@ -9,7 +9,7 @@ import { SqliteCredits } from './credits';
 import { SqliteDeliveries } from './deliveries';
 import { SqliteKeys } from './keys';
 import { migrate } from './migrate';
-import { MemoryRateLimit, SqliteAlerts, SqliteLeases, SqlitePortfolio, SqliteRequestLog, SqliteServiceState } from './records';
+import { MemoryRateLimit, SqliteAlerts, SqliteJobs, SqlitePortfolio, SqliteRequestLog, SqliteServiceState } from './records';
 
 export class SqliteState implements StateStore {
   readonly engine = 'sqlite';
@@ -21,7 +21,7 @@ export class SqliteState implements StateStore {
   readonly portfolio: SqlitePortfolio;
   readonly alerts: SqliteAlerts;
   readonly deliveries: SqliteDeliveries;
-  readonly leases: SqliteLeases;
+  readonly jobs = new SqliteJobs();
   readonly requestLog: SqliteRequestLog;
   readonly serviceState: SqliteServiceState;
 
@@ -44,12 +44,16 @@ export class SqliteState implements StateStore {
     this.portfolio = new SqlitePortfolio(this.db);
     this.alerts = new SqliteAlerts(this.db);
     this.deliveries = new SqliteDeliveries(this.db);
-    this.leases = new SqliteLeases(this.db);
     this.requestLog = new SqliteRequestLog(this.db);
     this.serviceState = new SqliteServiceState(this.db);
   }
 
   async ready(): Promise<void> {}
+
+  /** A process that starts serving refunds the charges that processes of this host left pending when they died. */
+  async serve(): Promise<number> {
+    return this.credits.refundAbandoned();
+  }
 
   async ping(): Promise<boolean> {
     return this.db.open;

@@ -1,4 +1,4 @@
-// Portfolio, alerts, the request log, the service's named values, leases and the rate limit of the SQLite engine.
+// Portfolio, alerts, the request log, the service's named values, jobs and the rate limit of the SQLite engine.
 // Every method does its work synchronously before returning its promise (better-sqlite3 is synchronous).
 import type Database from 'better-sqlite3';
 import type { Clock } from '../../clock';
@@ -6,7 +6,7 @@ import { RateLimiter, type RateDecision } from '../../rate-limit';
 import type { DailyUsage, LoggedRequest } from '../../routes/account/request-log';
 import {
   ALERT_VALUE_COLUMNS,
-  type AlertCriteria, type AlertRow, type AlertStore, type AlertValues, type LeaseStore, type PortfolioStore, type PropertyRow,
+  type AlertCriteria, type AlertRow, type AlertStore, type AlertValues, type JobStore, type PortfolioStore, type PropertyRow,
   type RateLimitStore, type RequestLogStore, type ServiceStateStore,
 } from '../types';
 
@@ -164,23 +164,13 @@ export class SqliteServiceState implements ServiceStateStore {
   }
 }
 
-export class SqliteLeases implements LeaseStore {
-  constructor(private readonly db: Database.Database) {}
-
-  async acquire(name: string, owner: string, expiresAt: number, now: number): Promise<boolean> {
-    const r = this.db
-      .prepare(
-        `insert into leases (name, owner, expires_at) values (?, ?, ?)
-         on conflict (name) do update set owner = excluded.owner, expires_at = excluded.expires_at
-         where leases.owner = excluded.owner or leases.expires_at < ?`,
-      )
-      .run(name, owner, expiresAt, now);
-    return r.changes === 1;
+/** On SQLite every process runs the service's jobs itself: what they enqueue is deduplicated by the queue. */
+export class SqliteJobs implements JobStore {
+  async claim(): Promise<boolean> {
+    return true;
   }
 
-  async release(name: string, owner: string): Promise<void> {
-    this.db.prepare('delete from leases where name = ? and owner = ?').run(name, owner);
-  }
+  async finish(): Promise<void> {}
 }
 
 /**

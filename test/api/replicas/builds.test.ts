@@ -50,9 +50,7 @@ it('swaps the replicas that receive a build, leaves the others on the old one, a
   fs.writeFileSync(caFile, receiver.ca);
   receiver.onRequest = (_id, respond) => respond(204, () => {});
 
-  const opened = new PgState(server.url, { clock: systemClock, leaseMs: 1_500 });
-  state = opened;
-  await opened.ready();
+  state = await PgState.open(server.url, { clock: systemClock, leaseMs: 1_500 });
   const { id: keyId, key } = await state.keys.createKey({ plan: 'Enterprise' });
   const secret = newSigningSecret();
   const values = { label: null, webhook_url: `${receiver.url}/ok`, code_postal: '33230', commune: null, code_departement: null, type_local: null, prix_min: null, prix_max: null, surface_min: null, surface_max: null };

@@ -43,10 +43,8 @@ it('delivers each webhook once across three replicas, one killed mid-delivery: 0
   const ctx = createContext({ dataRoot, logger: createLogger({ level: 'silent' }), state: { databaseUrl: server.url, leaseMs: 1_500 } });
   await ctx.db.start();
   await ctx.state.ready();
-  // The test's own view of the database, to check it independently of the replicas.
-  const opened = new PgState(server.url, { clock: systemClock, leaseMs: 1_500 });
-  state = opened;
-  await opened.ready();
+  // Its own connection too, to check the queue with its own SQL.
+  state = await PgState.open(server.url, { clock: systemClock, leaseMs: 1_500 });
   const { id: keyId } = await state.keys.createKey({ plan: 'Enterprise' });
   const criteria = [{ code_postal: '33230' }, { code_departement: '01' }, { code_departement: '01', type_local: 'Maison' }, { code_postal: '33230', prix_min: 50_000 }];
   for (const [i, c] of criteria.entries()) {

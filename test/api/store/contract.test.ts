@@ -321,7 +321,7 @@ describe.each(ENGINES)('StateStore on $name', (engine) => {
   });
 
   describe('webhook deliveries', () => {
-    it('enqueue each (alert, transaction) once; due oldest first with a byte-stable body; attempts recorded', async () => {
+    it('enqueue each (alert, transaction) once; due oldest first with a byte-stable body; claimed by one worker; attempts recorded', async () => {
       const s = await fresh();
       const [A] = await twoKeys(s);
       const at = clock.now().toISOString();
@@ -336,16 +336,34 @@ describe.each(ENGINES)('StateStore on $name', (engine) => {
       // Read again: the very same bytes (a receiver's signature check depends on them).
       expect((await s.deliveries.due(clock.now(), 1))[0].payload).toBe(due[0].payload);
 
+      // Claims: a worker is never handed what it holds already, another worker nothing a live claim holds.
+      const lease = 30_000;
+      const w1 = await s.deliveries.claim('worker-1', clock.now(), 2, lease);
+      expect(w1.map((d) => d.id)).toEqual([due[0].id, due[1].id]);
+      expect(w1[0].payload).toBe(due[0].payload);
+      expect((await s.deliveries.claim('worker-1', clock.now(), 10, lease)).map((d) => d.id)).toEqual([due[2].id]);
+      expect(await s.deliveries.claim('worker-2', clock.now(), 10, lease)).toEqual([]);
+      expect(await s.deliveries.confirm(w1[0], 'worker-1', lease)).toBe(true);
+      expect(await s.deliveries.confirm(w1[0], 'worker-2', lease)).toBe(false);
+
       const retry = [60_000];
-      expect(await s.deliveries.recordAttempt(due[0], { status: 204 }, clock.now(), retry)).toBe('succeeded');
-      expect(await s.deliveries.recordAttempt(due[1], { error: 'timeout' }, clock.now(), retry)).toBe('retry');
-      // Not due again before its retry delay.
+      expect(await s.deliveries.recordAttempt(w1[0], 'worker-1', { status: 204 }, clock.now(), retry)).toBe('succeeded');
+      expect(await s.deliveries.recordAttempt(w1[1], 'worker-1', { error: 'timeout' }, clock.now(), retry)).toBe('retry');
+      // A graceful stop gives the unsent claims back: another worker takes them; the retried one waits for its delay.
+      await s.deliveries.release('worker-1');
       expect((await s.deliveries.due(clock.now(), 10)).map((d) => d.id)).toEqual([due[2].id]);
+      expect((await s.deliveries.claim('worker-2', clock.now(), 10, lease)).map((d) => d.id)).toEqual([due[2].id]);
       clock.advance(60_000);
-      const again = (await s.deliveries.due(clock.now(), 10)).find((d) => d.id === due[1].id)!;
-      expect(again.attempts).toBe(1);
-      expect(await s.deliveries.recordAttempt(again, { status: 500 }, clock.now(), retry)).toBe('failed');
+      const again = await s.deliveries.claim('worker-2', clock.now(), 10, lease);
+      expect(again.map((d) => [d.id, d.attempts])).toEqual([[due[1].id, 1]]);
+      expect(await s.deliveries.confirm(again[0], 'worker-2', lease)).toBe(true);
+      expect(await s.deliveries.recordAttempt(again[0], 'worker-2', { status: 500 }, clock.now(), retry)).toBe('failed');
       expect(await s.deliveries.countByStatus()).toEqual({ pending: 1, succeeded: 1, failed: 1 });
+      // What remains is held by worker-2: nothing due for anyone until its claim is given back.
+      expect(await s.deliveries.anyDue(clock.now(), 'worker-2')).toBe(false);
+      expect(await s.deliveries.anyDue(clock.now(), 'worker-1')).toBe(false);
+      await s.deliveries.release('worker-2');
+      expect(await s.deliveries.anyDue(clock.now(), 'worker-1')).toBe(true);
 
       const log = await s.deliveries.list('al_1', 10, 0);
       expect(log.total).toBe(3);
@@ -358,11 +376,16 @@ describe.each(ENGINES)('StateStore on $name', (engine) => {
       const [A] = await twoKeys(s);
       await s.alerts.insert(A, 'al_1', 'whsec_1', alertValues('one'), clock.now().toISOString(), 20);
       await s.deliveries.enqueue([match('al_1', 't1'), match('al_1', 't2')], clock.now());
-      const [first] = await s.deliveries.due(clock.now(), 1);
-      expect(await s.deliveries.recordAttempt(first, { status: 410 }, clock.now(), [1_000])).toBe('failed');
+      const [first, second] = await s.deliveries.claim('worker-1', clock.now(), 2, 30_000);
+      expect(await s.deliveries.confirm(first, 'worker-1', 30_000)).toBe(true);
+      expect(await s.deliveries.recordAttempt(first, 'worker-1', { status: 410 }, clock.now(), [1_000])).toBe('failed');
+      // The other delivery, claimed before, is not sent: its alert is no longer active.
+      expect(await s.deliveries.confirm(second, 'worker-1', 30_000)).toBe(false);
       expect(await s.alerts.isActive('al_1')).toBe(false);
       expect((await s.alerts.get(A, 'al_1'))!.deactivated_reason).toMatch(/410/);
       expect(await s.deliveries.due(clock.now(), 10)).toEqual([]);
+      await s.deliveries.release('worker-1');
+      expect(await s.deliveries.claim('worker-2', clock.now(), 10, 30_000)).toEqual([]);
       expect((await s.alerts.active()).map((a) => a.id)).toEqual([]);
     });
   });

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FixedClock } from '../../../api/clock';
 import { SqliteState } from '../../../api/store/sqlite';
+import { SqliteDeliveries } from '../../../api/store/sqlite/deliveries';
 import { migrationFiles } from '../../../api/store/sqlite/migrate';
 import type { Match, TransactionPayload } from '../../../api/webhooks/queue';
 
@@ -49,7 +50,7 @@ describe('delivery queue', () => {
     const due = await store.deliveries.due(NOW, 10);
     expect(due.map((d) => d.payload)).toEqual([expectedBody(due[0].id, 'alert_a', tx('7')), expectedBody(due[1].id, 'alert_b', nulls)]);
     expect(due[0].id).toMatch(/^msg_[0-9a-z]{9}[0-9A-Za-z]{12}$/);
-    await store.deliveries.recordAttempt(due[0], { status: 500 }, NOW, [0, 0, 0]);
+    await store.deliveries.recordAttempt(due[0], 'test', { status: 500 }, NOW, [0, 0, 0]);
     const again = (await store.deliveries.due(NOW, 10)).find((d) => d.id === due[0].id);
     expect(again?.attempts).toBe(1);
     expect(again?.payload).toBe(due[0].payload);
@@ -87,6 +88,39 @@ describe('delivery queue', () => {
     expect(store.db.pragma('user_version', { simple: true })).toBe(migrationFiles().length);
     expect((await store.deliveries.due(NOW, 10)).map((d) => [d.id, d.payload])).toEqual([[id, body]]);
     expect(await store.deliveries.enqueue([{ alert_id: 'alert_a', transaction: t }], NOW)).toBe(0);
+    await store.close();
+  });
+});
+
+describe('claims on SQLite: one worker at a time', () => {
+  it('lets one owner claim, passes on when the holder releases or its lease expires, never the same delivery twice', async () => {
+    const store = new SqliteState(tmpFile(), new FixedClock(NOW));
+    withAlerts(store, ['alert_a']);
+    await store.deliveries.enqueue([1, 2, 3].map((i) => ({ alert_id: 'alert_a', transaction: tx(String(i)) })), NOW);
+    let wall = Date.parse('2026-04-15T06:00:00.000Z');
+    const q = new SqliteDeliveries(store.db, () => wall);
+
+    const a1 = await q.claim('a', NOW, 2, 1_000);
+    expect(a1.map((d) => JSON.parse(d.payload).transaction.id)).toEqual(['1', '2']);
+    // The holder is not handed what it holds already; another owner gets nothing while the lease lives.
+    expect((await q.claim('a', NOW, 5, 1_000)).map((d) => JSON.parse(d.payload).transaction.id)).toEqual(['3']);
+    expect(await q.claim('b', NOW, 5, 1_000)).toEqual([]);
+    expect(await q.anyDue(NOW, 'b')).toBe(false);
+    expect(await q.anyDue(NOW, 'a')).toBe(false); // it holds all three
+    expect(await q.confirm(a1[0], 'a', 1_000)).toBe(true);
+    expect(await q.confirm(a1[0], 'b', 1_000)).toBe(false);
+    expect(await q.recordAttempt(a1[0], 'a', { status: 204 }, NOW, [60_000])).toBe('succeeded');
+
+    // The lease expires (its process died): another owner takes over every unrecorded delivery, the old holder none.
+    wall += 1_001;
+    const b1 = await q.claim('b', NOW, 5, 1_000);
+    expect(b1.map((d) => JSON.parse(d.payload).transaction.id)).toEqual(['2', '3']);
+    expect(await q.claim('a', NOW, 5, 1_000)).toEqual([]);
+    expect(await q.confirm(a1[1], 'a', 1_000)).toBe(false);
+
+    // A graceful stop gives the lease back at once.
+    await q.release('b');
+    expect((await q.claim('a', NOW, 5, 1_000)).map((d) => JSON.parse(d.payload).transaction.id)).toEqual(['2', '3']);
     await store.close();
   });
 });
