@@ -40,8 +40,7 @@ async function run(step: Step, inFlight: number): Promise<{ perCallMs: number; p
   return { perCallMs: (ms / n) * inFlight, perSecond: (n / ms) * 1000 };
 }
 
-const where = server ? `a throwaway server, fsync and synchronous_commit ${values.durable ? 'on' : 'off'}` : 'DATABASE_URL';
-console.log(`${n} calls per row; PostgreSQL state on ${where}`);
+console.log(`${n} calls per row; PostgreSQL${server ? ` (throwaway server, ${values.durable ? 'fsync and synchronous commits on' : 'fsync off'})` : ''}`);
 console.log('| step | latency, 1 in flight (ms) | calls/s, 32 in flight |');
 console.log('|---|---:|---:|');
 for (const [name, step] of Object.entries(steps)) {
