@@ -4,7 +4,6 @@
 // ends. A process killed mid-flight leaves its claims to expire: another process then sends those deliveries (same
 // webhook-id, so a receiver can tell a repeat whose success was never recorded). A claim outlasts a receiver's
 // deadline, so a live holder always records before anyone else may take a delivery over.
-import crypto from 'node:crypto';
 import PQueue from 'p-queue';
 import { systemClock, type Clock } from '../clock';
 import type { AppContext } from '../context';
@@ -29,8 +28,13 @@ export interface WorkerOptions {
 }
 
 export class DeliveryWorker {
-  /** This worker's name on its claims. */
-  readonly owner = `${process.pid}-${crypto.randomBytes(6).toString('hex')}`;
+  /**
+   * The name on this worker's claims: the process as the state knows it (on PostgreSQL the replica's id, whose lease
+   * tells the others whether it is alive).
+   */
+  get owner(): string {
+    return this.ctx.state.credits.owner;
+  }
   private readonly queue: PQueue;
   private timer: NodeJS.Timeout | undefined;
   private ticking: Promise<number> | undefined;
