@@ -4,7 +4,6 @@ import { parseArgs } from 'node:util';
 import { systemClock } from '../api/clock';
 import type { Balance } from '../api/credits';
 import { openStore, PLAN_NAMES, PLANS, type CreateKeyOptions, type KeyRecord, type PlanName } from '../api/store';
-import { PgState, stateConfigFromEnv } from '../api/store/postgres';
 
 const USAGE = `Usage: npm run keys -- <command>
   create --plan <${PLAN_NAMES.join('|')}> [--label <text>] [--credits <n>]
@@ -53,19 +52,8 @@ interface KeyAdmin {
 }
 
 async function openAdmin(): Promise<KeyAdmin> {
-  const { databaseUrl, leaseMs } = stateConfigFromEnv();
-  if (databaseUrl) {
-    const state = await PgState.open(databaseUrl, { clock: systemClock, leaseMs, poolSize: 2 });
-    return {
-      createKey: (o) => state.keys.createKey(o),
-      listKeys: () => state.keys.listKeys(),
-      revoke: (r) => state.keys.revoke(r),
-      topup: (r, n) => state.keys.topup(r, n),
-      balance: (id) => state.credits.balance(id),
-      close: () => state.pool.end(),
-    };
-  }
-  const state = openStore();
+  // The state the environment names: PostgreSQL with DATABASE_URL, else DATA_DIR/api.sqlite.
+  const state = openStore({ clock: systemClock, poolSize: 2 });
   await state.ready();
   return {
     createKey: (o) => state.keys.createKey(o),
