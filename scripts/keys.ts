@@ -2,8 +2,7 @@
 // the key once), list, revoke, top up.
 import { parseArgs } from 'node:util';
 import { systemClock } from '../api/clock';
-import type { Balance } from '../api/credits';
-import { openStore, PLAN_NAMES, PLANS, type CreateKeyOptions, type KeyRecord, type PlanName } from '../api/store';
+import { openStore, PLAN_NAMES, PLANS, type PlanName, type StateStore } from '../api/store';
 
 const USAGE = `Usage: npm run keys -- <command>
   create --plan <${PLAN_NAMES.join('|')}> [--label <text>] [--credits <n>]
@@ -42,25 +41,19 @@ function table(header: string[], rows: string[][]): string {
 const fmt = (n: number) => n.toLocaleString('en-US');
 
 /** The key operations, on either engine. */
-interface KeyAdmin {
-  createKey(opts: CreateKeyOptions): Promise<{ id: string; key: string }>;
-  listKeys(): Promise<KeyRecord[]>;
-  revoke(ref: string): Promise<{ key: KeyRecord; alreadyRevoked: boolean }>;
-  topup(ref: string, credits: number): Promise<KeyRecord>;
-  balance(id: string): Promise<Balance | undefined>;
-  close(): Promise<void>;
-}
+type KeyAdmin = Pick<StateStore['keys'], 'createKey' | 'listKeys' | 'revoke' | 'topup'> & Pick<StateStore['credits'], 'balance'> & { close(): Promise<void> };
 
+/** The state as openStore() chooses it (PostgreSQL when DATABASE_URL is set), with few connections. */
 async function openAdmin(): Promise<KeyAdmin> {
-  // The state the environment names: PostgreSQL with DATABASE_URL, else DATA_DIR/api.sqlite.
   const state = openStore({ clock: systemClock, poolSize: 2 });
   await state.ready();
+  const { keys, credits } = state;
   return {
-    createKey: (o) => state.keys.createKey(o),
-    listKeys: () => state.keys.listKeys(),
-    revoke: (r) => state.keys.revoke(r),
-    topup: (r, n) => state.keys.topup(r, n),
-    balance: (id) => state.credits.balance(id),
+    createKey: (o) => keys.createKey(o),
+    listKeys: () => keys.listKeys(),
+    revoke: (r) => keys.revoke(r),
+    topup: (r, n) => keys.topup(r, n),
+    balance: (id) => credits.balance(id),
     close: () => state.close(),
   };
 }
