@@ -207,10 +207,12 @@ describe.each(ENGINES)('StateStore on $name', (engine) => {
       expect(await s.credits.charge(id, 1, 'b')).toEqual({ ok: true, used: 1, remaining: 107 });
     });
 
-    it('stay exact under 400 concurrent holds: accepted × cost = spent, never below zero', async () => {
+    it('stay exact under 150 concurrent holds of one key: accepted × cost = spent, never below zero', async () => {
       const s = await fresh();
-      const { id } = await s.keys.createKey({ plan: 'Free', balance: 250 });
-      const results = await Promise.all(Array.from({ length: 400 }, (_, i) => s.credits.hold(id, 1 + (i % 3), `c-${i}`)));
+      const { id } = await s.keys.createKey({ plan: 'Free', balance: 120 });
+      // One key's holds queue on its row lock (PostgreSQL) or the file's write lock (SQLite): 150 keep a loaded machine
+      // within the pool's connection timeout, and more than half of them are refused for want of credits.
+      const results = await Promise.all(Array.from({ length: 150 }, (_, i) => s.credits.hold(id, 1 + (i % 3), `c-${i}`)));
       let spent = 0;
       for (const [i, r] of results.entries()) {
         if (r.ok) {
@@ -219,9 +221,10 @@ describe.each(ENGINES)('StateStore on $name', (engine) => {
         } else expect(r.remaining).toBeLessThan(1 + (i % 3));
       }
       const left = (await s.credits.balance(id))!.remaining;
-      expect(left).toBe(250 - spent);
+      expect(left).toBe(120 - spent);
       expect(left).toBeGreaterThanOrEqual(0);
       expect(left).toBeLessThan(3);
+      expect(results.filter((r) => !r.ok).length).toBeGreaterThan(0);
     });
 
     it('refund the pending charges of a process known dead, not the kept ones nor a live one', async () => {
