@@ -80,12 +80,13 @@ it('delivers each webhook once across three replicas, one killed mid-delivery: 0
   await until(() => pending.length >= 12, 30_000, 'deliveries in flight');
 
   // The victim: the replica holding the most claims of deliveries in flight. The others hold claims too: the work is shared.
-  // A claim names its worker as <pid>-<random> (api/webhooks/worker.ts).
-  const { rows } = await state.pool.query<{ claimed_by: string; n: number }>(
-    `select claimed_by, count(*)::int as n from alert_deliveries where status = 'pending' and claimed_by is not null group by 1 order by 2 desc`,
+  // A claim names its replica (api/webhooks/worker.ts: the state's owner), whose row gives its pid.
+  const { rows } = await state.pool.query<{ claimed_by: string; pid: number; n: number }>(
+    `select d.claimed_by, r.pid, count(*)::int as n from alert_deliveries d join replicas r on r.id = d.claimed_by
+     where d.status = 'pending' group by 1, 2 order by 3 desc`,
   );
   expect(rows.length).toBeGreaterThanOrEqual(2);
-  const victim = replicas.find((r) => r.child.pid === Number(rows[0].claimed_by.split('-')[0]))!;
+  const victim = replicas.find((r) => r.child.pid === rows[0].pid)!;
   expect(victim).toBeDefined();
   const victimClaims = new Set(
     (await state.pool.query<{ id: string }>(`select id from alert_deliveries where status = 'pending' and claimed_by = $1`, [rows[0].claimed_by])).rows.map((r) => r.id),
