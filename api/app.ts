@@ -92,8 +92,13 @@ export function createApp(ctx: AppContext): Express {
   // For load balancers: no key, no credits; 503 until a serving database is loaded. The file's name and vintage only:
   // its absolute path would tell anyone the server's layout.
   app.get('/health', async (_req: Request, res: Response) => {
-    const serving = (await ctx.db.describe()) ?? null;
-    res.status(serving ? 200 : 503).json({ status: serving ? 'ok' : 'no_data', serving_database: serving });
+    const [serving, stateOk] = await Promise.all([ctx.db.describe().then((d) => d ?? null), ctx.state.ping()]);
+    const status = !stateOk ? 'state_unavailable' : serving ? 'ok' : 'no_data';
+    res.status(status === 'ok' ? 200 : 503).json({
+      status,
+      serving_database: serving,
+      state_database: { engine: ctx.state.engine, reachable: stateOk },
+    });
   });
 
   const registry = new OpenAPIRegistry();
@@ -147,11 +152,19 @@ export function createApp(ctx: AppContext): Express {
 function registerServiceRoutes(registry: OpenAPIRegistry): void {
   const health = z
     .object({
-      status: z.enum(['ok', 'no_data']).openapi({ description: 'no_data (with 503) until a serving database is loaded.' }),
+      status: z.enum(['ok', 'no_data', 'state_unavailable']).openapi({
+        description: 'no_data (with 503) until a serving database is loaded; state_unavailable (503) when the state database (keys, credits) does not answer.',
+      }),
       serving_database: z
         .object({ name: z.string().openapi({ description: 'File name of the serving database.' }), vintage: z.string().nullable() })
         .nullable()
         .openapi({ description: 'The serving database in use (its name and vintage, never its path); null without one.' }),
+      state_database: z
+        .object({
+          engine: z.enum(['sqlite', 'postgresql']).openapi({ description: 'sqlite: the file of the data folder; postgresql: DATABASE_URL, shared by the replicas.' }),
+          reachable: z.boolean(),
+        })
+        .openapi({ description: 'The database of keys, credits and alerts (never its address).' }),
     })
     .openapi('Health');
   const json = (description: string, schema: z.ZodType) => ({ description, headers: headerRefs('X-Request-Id'), content: { 'application/json': { schema } } });
@@ -163,7 +176,7 @@ function registerServiceRoutes(registry: OpenAPIRegistry): void {
     summary: 'Liveness and readiness, for load balancers',
     description: 'No key, no credits.',
     security: [],
-    responses: { 200: json('A serving database is loaded.', health), 503: json('No serving database yet.', health) },
+    responses: { 200: json('A serving database is loaded and the state database answers.', health), 503: json('No serving database yet, or the state database does not answer.', health) },
   });
   registry.registerPath({
     method: 'get',

@@ -1,15 +1,12 @@
 // The services handed to every route (STYLE.md: injected, not imported). Tests build one over a temp data folder
 // with a FixedClock; `npm start` builds one over DATA_DIR.
-import path from 'node:path';
 import { dataDir } from '../lib/config';
 import { ResponseCache } from './cache';
 import { systemClock, type Clock } from './clock';
-import { Credits } from './credits';
 import { RegistryClient, registryConfigFromEnv } from '../lib/registry';
 import { ServingDb, type ServingDbOptions } from './db';
 import { createLogger, type Logger } from './log';
-import { RateLimiter } from './rate-limit';
-import { Store } from './store';
+import { openStore, type OpenStateOptions, type StateStore } from './store';
 import { webhookConfigFromEnv, type WebhookConfig } from './webhooks/config';
 import { env } from '../lib/env';
 
@@ -24,9 +21,8 @@ export interface Limits {
 
 export interface AppContext {
   db: ServingDb;
-  store: Store;
-  credits: Credits;
-  rateLimiter: RateLimiter;
+  /** The API's own state (api/store/): keys, credits, rate limit, portfolio, alerts, webhooks, request log. */
+  state: StateStore;
   cache: ResponseCache;
   clock: Clock;
   limits: Limits;
@@ -51,17 +47,23 @@ export interface ContextOptions {
   registry?: RegistryClient;
   /** Default: webhookConfigFromEnv(); tests allow their loopback receiver and trust its CA. */
   webhooks?: Partial<WebhookConfig>;
+  /** Default: the SQLite file of the data folder, or PostgreSQL when DATABASE_URL is set (api/store/index.ts). */
+  state?: Pick<OpenStateOptions, 'databaseUrl' | 'leaseMs' | 'poolSize' | 'env'>;
 }
 
 export function createContext(opts: ContextOptions = {}): AppContext {
   const root = opts.dataRoot ?? dataDir();
   const clock = opts.clock ?? systemClock;
-  const store = new Store(path.join(root, 'api.sqlite'), clock);
+  const logger = opts.logger ?? createLogger();
   return {
     db: new ServingDb({ ...opts.db, dataRoot: root }),
-    store,
-    credits: new Credits(store.db, clock),
-    rateLimiter: new RateLimiter(clock),
+    state: openStore({
+      ...opts.state,
+      dataRoot: root,
+      clock,
+      onError: (e) => logger.error({ err: e }, 'state database error'),
+      onRefunded: (replicas, n) => logger.warn({ replicas, refunded: n }, `refunded ${n} charge(s) left pending by replica(s) whose lease expired`),
+    }),
     cache: new ResponseCache(() => clock.now().getTime()),
     clock,
     limits: {
@@ -71,12 +73,23 @@ export function createContext(opts: ContextOptions = {}): AppContext {
     },
     active: { queries: 0 },
     registry: opts.registry ?? new RegistryClient(registryConfigFromEnv(), () => clock.now().getTime()),
-    logger: opts.logger ?? createLogger(),
+    logger,
     webhooks: { ...webhookConfigFromEnv(), ...opts.webhooks },
   };
 }
 
+/**
+ * Before serving (the server, the stdio MCP server): the state connected and migrated, and this process one of its
+ * serving processes, the charges that dead processes left pending (their clients never got an answer) refunded
+ * (docs/decisions.md, Pending charges; docs/state.md).
+ */
+export async function openState(ctx: AppContext): Promise<void> {
+  await ctx.state.ready();
+  const refunded = await ctx.state.serve();
+  if (refunded) ctx.logger.warn({ refunded }, `refunded ${refunded} charge${refunded > 1 ? 's' : ''} left pending by a process that stopped without answering`);
+}
+
 export async function closeContext(ctx: AppContext): Promise<void> {
   await ctx.db.close();
-  ctx.store.close();
+  await ctx.state.close();
 }

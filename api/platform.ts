@@ -6,7 +6,7 @@
 import crypto from 'node:crypto';
 import type { Express, Request, Response } from 'express';
 import type { OpenAPIRegistry, RouteConfig } from '@asteasolutions/zod-to-openapi';
-import type { HoldResult } from './credits';
+import { creditsField, type HoldResult } from './credits';
 import type { KeyRecord } from './store';
 import { PLANS } from './store';
 import { round2, z } from './params';
@@ -172,18 +172,19 @@ export function credentialOf(req: Request): string | undefined {
 }
 
 /** 401 unless the credential is an active key. */
-export function authenticate(ctx: AppContext, credential: string | undefined): KeyRecord {
+export async function authenticate(ctx: AppContext, credential: string | undefined): Promise<KeyRecord> {
   if (!credential) throw new ApiError('missing_bearer_token', 'send your API key in the X-API-Key header (or Authorization: Bearer <key>)');
-  const key = ctx.store.findByKey(credential);
+  const key = await ctx.state.keys.findByKey(credential);
   if (!key) throw new ApiError('unknown_key', 'this API key does not exist');
   if (!key.isActive) throw new ApiError('inactive_key', 'this API key has been revoked');
   return key;
 }
 
 /** Applies the key's sliding-window limit; writes the X-RateLimit-* headers into `headers`, throws 429 past it. */
-export function rateLimit(ctx: AppContext, key: KeyRecord, headers: Record<string, string>): void {
+export async function rateLimit(ctx: AppContext, key: KeyRecord, headers: Record<string, string>): Promise<void> {
   const limit = ctx.limits.rateLimitPerMinute ?? PLANS[key.plan].rpm;
-  const d = ctx.rateLimiter.hit(key.id, limit);
+  // The state keeps the key's window: across replicas on PostgreSQL, in this process's memory on SQLite.
+  const d = await ctx.state.rateLimit.hit(key.id, limit);
   headers['X-RateLimit-Limit'] = String(d.limit);
   headers['X-RateLimit-Remaining'] = String(d.remaining);
   if (!d.allowed) {
@@ -257,8 +258,8 @@ export async function callEndpoint<Q extends AnyObject | undefined, P extends An
   let charge: Extract<HoldResult, { ok: true }> | undefined;
   let holdsSlot = false;
   try {
-    key = typeof req.key === 'object' ? req.key : authenticate(ctx, req.key);
-    rateLimit(ctx, key, headers);
+    key = typeof req.key === 'object' ? req.key : await authenticate(ctx, req.key);
+    await rateLimit(ctx, key, headers);
     const input = {
       query: parse(spec.query, req.input?.query, 'query'),
       params: parse(spec.params, req.input?.params, 'path'),
@@ -283,7 +284,7 @@ export async function callEndpoint<Q extends AnyObject | undefined, P extends An
     if (spec.precheck) await spec.precheck(prepared, call);
     const cost = typeof spec.credits === 'function' ? spec.credits(input, prepared) : spec.credits;
 
-    const held = ctx.credits.hold(key.id, cost, req.requestId);
+    const held = await ctx.state.credits.hold(key.id, cost, req.requestId);
     if (!held.ok) throw new ApiError('insufficient_credits', `this call costs ${cost} credits and the key has ${held.remaining} left`);
     charge = held;
     let body: Record<string, unknown>;
@@ -301,14 +302,13 @@ export async function callEndpoint<Q extends AnyObject | undefined, P extends An
       settle = (delivered) => {
         if (settled) return;
         settled = true;
-        if (delivered) ctx.credits.keep(chargeId);
-        else ctx.credits.refundCharge(chargeId);
+        void settleCharge(ctx, chargeId, delivered).catch((e: Error) => ctx.logger.error({ err: e, chargeId }, 'charge settlement failed'));
       };
-    } else ctx.credits.keep(chargeId);
+    } else await settleCharge(ctx, chargeId, true);
     const out: Record<string, unknown> = { ...body };
     if (ttl) out.cache = hit ? { hit: true, ttl_seconds: hit.ttlSeconds } : { hit: false, ttl_seconds: ttl };
     if (spec.analytic ?? true) {
-      out._credits = ctx.credits.creditsField(charge.used, charge.remaining);
+      out._credits = creditsField(charge.used, charge.remaining, ctx.clock.now());
       out.query_time_ms = round2(performance.now() - started);
     }
     return { status: spec.status ?? 200, body: out, headers, keyId: key.id, creditsUsed: charge.used, settle };
@@ -316,16 +316,22 @@ export async function callEndpoint<Q extends AnyObject | undefined, P extends An
     const error = toApiError(e);
     let creditsUsed = 0;
     if (charge) {
-      if (error.status >= 500 || spec.refundOn?.includes(error.code)) ctx.credits.refundCharge(charge.chargeId);
-      else {
-        ctx.credits.keep(charge.chargeId);
-        creditsUsed = charge.used;
-      }
+      const keep = !(error.status >= 500 || spec.refundOn?.includes(error.code));
+      await settleCharge(ctx, charge.chargeId, keep);
+      if (keep) creditsUsed = charge.used;
     }
     return { status: error.status, body: error.bodyFor(req.requestId), headers: { ...headers, ...error.opts.headers }, error, cause: e, keyId: key?.id, creditsUsed };
   } finally {
     if (holdsSlot) ctx.active.queries--;
   }
+}
+
+/**
+ * Keeps (true) or refunds (false) a pending charge. The state tracks the settlements it has not finished: closing it
+ * (a graceful stop) waits for those a transport started without awaiting them.
+ */
+function settleCharge(ctx: AppContext, chargeId: number | undefined, keep: boolean): Promise<unknown> {
+  return keep ? ctx.state.credits.keep(chargeId) : ctx.state.credits.refundCharge(chargeId);
 }
 
 /** The HTTP adapter: one Express route per endpoint, over callEndpoint(). */

@@ -2,7 +2,7 @@
 import { STATUS_CODES, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { createApp } from './app';
-import { closeContext, createContext, type AppContext } from './context';
+import { closeContext, createContext, openState, type AppContext } from './context';
 import { ApiError } from './errors';
 import { requestIdOf } from './platform';
 import { startWebhooks } from './webhooks';
@@ -40,11 +40,13 @@ export function answerParserErrors(server: Server): void {
   });
 }
 
+/** How long a graceful stop lets the requests in flight finish before closing their connections. */
+const STOP_DEADLINE_MS = 20_000;
+
 export async function startServer(port = env().PORT): Promise<{ server: Server; ctx: AppContext }> {
   const ctx = createContext();
-  // Charges a killed process left pending were never answered: give them back before serving (docs/decisions.md).
-  const refunded = ctx.credits.refundAbandoned();
-  if (refunded) ctx.logger.warn({ refunded }, `refunded ${refunded} charge${refunded > 1 ? 's' : ''} left pending by a process that stopped without answering`);
+  // The state (PostgreSQL with DATABASE_URL, else the SQLite file) settled of what dead processes left pending.
+  await openState(ctx);
   await ctx.db.start();
   // Alert scans (after each import, daily at 06:00 UTC) and the delivery worker (docs/decisions.md, Webhooks).
   const webhooks = await startWebhooks(ctx);
@@ -55,8 +57,16 @@ export async function startServer(port = env().PORT): Promise<{ server: Server; 
   answerParserErrors(server);
   // Keep-alive longer than common load balancers' idle timeout, so they never reuse a socket we are closing.
   server.keepAliveTimeout = 65_000;
+  // A graceful stop (SIGTERM from an orchestrator, SIGINT): no new connection; the requests in flight finish and their
+  // charges settle; then the deliveries in flight end, and the state is closed (on PostgreSQL, the lease given up).
   const stop = async () => {
-    server.close();
+    const closed = new Promise((resolve) => server.close(resolve));
+    server.closeIdleConnections();
+    const idle = setInterval(() => server.closeIdleConnections(), 100);
+    const deadline = setTimeout(() => server.closeAllConnections(), STOP_DEADLINE_MS);
+    await closed;
+    clearInterval(idle);
+    clearTimeout(deadline);
     await webhooks.stop();
     await closeContext(ctx);
     process.exit(0);

@@ -1,7 +1,8 @@
-// Key administration CLI over DATA_DIR/api.sqlite: create (prints the key once), list, revoke, top up.
+// Key administration CLI over the state: DATA_DIR/api.sqlite, or PostgreSQL when DATABASE_URL is set. Create (prints
+// the key once), list, revoke, top up.
 import { parseArgs } from 'node:util';
-import { Credits } from '../api/credits';
-import { PLAN_NAMES, PLANS, Store, type PlanName } from '../api/store';
+import { systemClock } from '../api/clock';
+import { openStore, PLAN_NAMES, PLANS, type PlanName, type StateStore } from '../api/store';
 import { checkEnvOrExit } from '../lib/env';
 
 // A bad environment variable stops the command here, with a message naming it.
@@ -14,7 +15,7 @@ const USAGE = `Usage: npm run keys -- <command>
   list
   revoke <id|prefix>
   topup <id|prefix> <credits>
-The database is DATA_DIR/api.sqlite (DATA_DIR defaults to ./data).`;
+The database is PostgreSQL when DATABASE_URL is set, else DATA_DIR/api.sqlite (DATA_DIR defaults to ./data).`;
 
 class UsageError extends Error {}
 
@@ -43,7 +44,25 @@ function table(header: string[], rows: string[][]): string {
 
 const fmt = (n: number) => n.toLocaleString('en-US');
 
-function run(argv: string[], store: Store): void {
+/** The key operations, on either engine. */
+type KeyAdmin = Pick<StateStore['keys'], 'createKey' | 'listKeys' | 'revoke' | 'topup'> & Pick<StateStore['credits'], 'balance'> & { close(): Promise<void> };
+
+/** The state as openStore() chooses it (PostgreSQL when DATABASE_URL is set), with few connections. */
+async function openAdmin(): Promise<KeyAdmin> {
+  const state = openStore({ clock: systemClock, poolSize: 2 });
+  await state.ready();
+  const { keys, credits } = state;
+  return {
+    createKey: (o) => keys.createKey(o),
+    listKeys: () => keys.listKeys(),
+    revoke: (r) => keys.revoke(r),
+    topup: (r, n) => keys.topup(r, n),
+    balance: (id) => credits.balance(id),
+    close: () => state.close(),
+  };
+}
+
+async function run(argv: string[], store: KeyAdmin): Promise<void> {
   // revoke and topup take positionals only; parsing them by hand lets `topup <id> -5` reach the credits check.
   const positionalOnly = argv[0] === 'revoke' || argv[0] === 'topup';
   const { values, positionals } = positionalOnly
@@ -54,14 +73,14 @@ function run(argv: string[], store: Store): void {
         options: { plan: { type: 'string' }, label: { type: 'string' }, credits: { type: 'string' } },
       });
   const [command, ...rest] = positionals;
-  const credits = new Credits(store.db, store.clock);
+  const credits = store;
 
   switch (command) {
     case 'create': {
       const plan = parsePlan(values.plan);
       const balance = values.credits === undefined ? undefined : parseCredits(values.credits, '--credits', true);
-      const { id, key } = store.createKey({ plan, label: values.label ?? '', balance });
-      const b = credits.balance(id)!;
+      const { id, key } = await store.createKey({ plan, label: values.label ?? '', balance });
+      const b = (await credits.balance(id))!;
       process.stderr.write(
         `Created ${id} (${plan}${values.label ? `, "${values.label}"` : ''}): ${fmt(b.remaining)} credits until ${b.resetsOn}, ` +
           `then ${fmt(PLANS[plan].monthly)} a month. Store the key now: it cannot be shown again.\n`,
@@ -71,13 +90,14 @@ function run(argv: string[], store: Store): void {
       return;
     }
     case 'list': {
-      const keys = store.listKeys();
+      const keys = await store.listKeys();
+      const balances = await Promise.all(keys.map((k) => credits.balance(k.id)));
       if (keys.length === 0) {
         process.stdout.write('No keys.\n');
         return;
       }
-      const rows = keys.map((k) => {
-        const b = credits.balance(k.id)!;
+      const rows = keys.map((k, i) => {
+        const b = balances[i]!;
         return [
           k.id,
           k.prefix,
@@ -94,7 +114,7 @@ function run(argv: string[], store: Store): void {
     }
     case 'revoke': {
       if (rest.length !== 1) throw new UsageError('revoke takes one argument: the key id or prefix');
-      const { key, alreadyRevoked } = store.revoke(rest[0]);
+      const { key, alreadyRevoked } = await store.revoke(rest[0]);
       process.stdout.write(
         alreadyRevoked ? `${key.id} was already revoked on ${key.revokedAt}.\n` : `Revoked ${key.id} (${key.prefix}…, ${key.plan}).\n`,
       );
@@ -103,8 +123,8 @@ function run(argv: string[], store: Store): void {
     case 'topup': {
       if (rest.length !== 2) throw new UsageError('topup takes two arguments: the key id or prefix, and a number of credits');
       const n = parseCredits(rest[1], 'credits', false);
-      const key = store.topup(rest[0], n);
-      const b = credits.balance(key.id)!;
+      const key = await store.topup(rest[0], n);
+      const b = (await credits.balance(key.id))!;
       process.stdout.write(`Added ${fmt(n)} credits to ${key.id}: top-up ${fmt(b.topup)}, ${fmt(b.remaining)} available in total.\n`);
       return;
     }
@@ -115,16 +135,16 @@ function run(argv: string[], store: Store): void {
   }
 }
 
-function main(): number {
-  let store: Store | undefined;
+async function main(): Promise<number> {
+  let store: KeyAdmin | undefined;
   try {
     const argv = process.argv.slice(2);
     if (argv.includes('--help') || argv.includes('-h') || argv[0] === 'help') {
       process.stdout.write(USAGE + '\n');
       return 0;
     }
-    store = new Store();
-    run(argv, store);
+    store = await openAdmin();
+    await run(argv, store);
     return 0;
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
@@ -132,8 +152,8 @@ function main(): number {
     if (err instanceof UsageError || (err instanceof TypeError && 'code' in err)) process.stderr.write(`\n${USAGE}\n`);
     return 1;
   } finally {
-    store?.close();
+    await store?.close();
   }
 }
 
-process.exitCode = main();
+process.exitCode = await main();

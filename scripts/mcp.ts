@@ -4,7 +4,7 @@
 import { pino } from 'pino';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { ENDPOINTS } from '../api/app';
-import { closeContext, createContext } from '../api/context';
+import { closeContext, createContext, openState } from '../api/context';
 import { hasServingData } from '../api/db';
 import { ApiError } from '../api/errors';
 import { createLogger } from '../api/log';
@@ -21,16 +21,15 @@ async function main(): Promise<void> {
   if (!hasServingData()) throw new Error(`no serving database in ${dataDir()}: run \`npm start\` (demo data) or \`npm run pipeline\` first`);
   const logger = createLogger(env().LOG_FILE ? {} : { stream: pino.destination(2) });
   const ctx = createContext({ logger });
+  await openState(ctx);
   const credential = env().FONCIER_API_KEY?.trim() || undefined;
   // Fail at start rather than on every call: an agent host shows a server that did not start, with this message.
   try {
-    authenticate(ctx, credential);
+    await authenticate(ctx, credential);
   } catch (e) {
     if (e instanceof ApiError) throw new Error(`FONCIER_API_KEY: ${e.message}`);
     throw e;
   }
-  const refunded = ctx.credits.refundAbandoned();
-  if (refunded) logger.warn({ refunded }, `refunded ${refunded} charge(s) left pending by a process that stopped without answering`);
   await ctx.db.start();
 
   const server = createMcpServer(ctx, generateTools(ENDPOINTS), {

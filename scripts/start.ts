@@ -29,7 +29,7 @@ async function main() {
   const port = env().PORT;
   // Only a demo data folder gets a demo key: a production folder's keys are created with `npm run keys`.
   if (fs.existsSync(paths.demoSource()) && !fs.existsSync(demoKeyFile())) {
-    const { key } = ctx.store.createKey({ plan: 'Scale', label: 'demo key created by npm start' });
+    const { key } = await ctx.state.keys.createKey({ plan: 'Scale', label: 'demo key created by npm start' });
     fs.writeFileSync(demoKeyFile(), `${key}\n`, { mode: 0o600 });
   }
   console.log(`foncier API listening on http://localhost:${port} (data: ${ctx.db.file})`);

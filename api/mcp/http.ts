@@ -29,7 +29,7 @@ export function mountMcp(app: Express, ctx: AppContext, endpoints: readonly AnyE
   app.post(MCP_PATH, async (req: Request, res: Response, next: NextFunction) => {
     const credential = credentialOf(req);
     // Refused like any REST call (401 with the API's error body) before any MCP exchange, tools/list included.
-    const key = authenticate(ctx, credential);
+    const key = await authenticate(ctx, credential);
     const requestId = res.locals.requestId as string;
     res.locals.keyId = key.id;
     res.locals.creditsUsed = 0;

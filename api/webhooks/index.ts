@@ -7,8 +7,16 @@ import { DeliveryWorker, type WorkerOptions } from './worker';
 
 export const DAILY_SCAN_CRON = '0 6 * * *';
 
+/** What the server and the tests use of the delivery worker. */
+export interface Worker {
+  start(): void;
+  tick(): Promise<number>;
+  drain(): Promise<void>;
+  stop(): Promise<void>;
+}
+
 export interface Webhooks {
-  worker: DeliveryWorker;
+  worker: Worker;
   /** The last on-swap scan (tests wait for it). */
   lastImportScan?: Promise<ScanReport>;
   stop(): Promise<void>;
@@ -17,7 +25,8 @@ export interface Webhooks {
 export async function startWebhooks(ctx: AppContext, opts: WorkerOptions & { cron?: boolean } = {}): Promise<Webhooks> {
   // Never a reason not to serve: without a watermark the next import's scan covers everything it holds.
   await initWatermark(ctx).catch((e: Error) => ctx.logger.warn({ err: e }, 'alert scan watermark not initialised'));
-  const worker = new DeliveryWorker(ctx, opts);
+  // Every process runs one; the state decides who delivers what (api/store: claims).
+  const worker: Worker = new DeliveryWorker(ctx, opts);
   const log = (kind: string) => (r: ScanReport) => {
     ctx.logger.info({ scan: kind, ...r }, `alert scan (${kind}): ${r.enqueued} deliveries enqueued`);
     void worker.tick();

@@ -1,10 +1,7 @@
-// The durable delivery queue in SQLite (table alert_deliveries, api/store.ts migrations 3 and 4): one row per (alert,
-// transaction), unique, so a transaction is never enqueued twice for an alert; a row is pending until a 2xx
+// The durable delivery queue's shapes: what a scan enqueues (a match), what the worker sends (a due delivery and its
+// body) and what the deliveries log shows. The queue itself is in the state (api/store/, deliveries): one row per
+// (alert, transaction), unique, so a transaction is never enqueued twice for an alert; a row is pending until a 2xx
 // (succeeded), a 410 or its 4th failed attempt (failed). Rows survive restarts: nothing pending is ever lost.
-// A row holds the transaction's payload fields in typed columns, fixed at enqueueing; the JSON body is rebuilt from them
-// at each attempt, the same bytes every time (a million-row scan writes a third of the bytes, enqueues ~3× faster).
-import crypto from 'node:crypto';
-import type Database from 'better-sqlite3';
 import { z } from '../params';
 
 export interface TransactionPayload {
@@ -31,81 +28,6 @@ export function payloadOf(deliveryId: string, createdAt: string, m: Match): stri
   return JSON.stringify({ event: 'new_transaction', alert_id: m.alert_id, delivery_id: deliveryId, created_at: createdAt, transaction: m.transaction });
 }
 
-const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
-const ID_RANDOM_CHARS = 12;
-
-/** `n` × 12 random base-62 characters from one buffer of random bytes (one randomBytes call per row was ~1 µs each). */
-function randomSuffixes(n: number): () => string {
-  let buf = Buffer.alloc(0);
-  let at = 0;
-  return () => {
-    let out = '';
-    while (out.length < ID_RANDOM_CHARS) {
-      if (at >= buf.length) {
-        buf = crypto.randomBytes(Math.max(64, Math.min(n, 65_536) * ID_RANDOM_CHARS * 2));
-        at = 0;
-      }
-      const b = buf[at++];
-      // 248 = 4 × 62: rejecting bytes above it keeps every character equally likely (no modulo bias).
-      if (b < 248) out += BASE62[b % 62];
-    }
-    return out;
-  };
-}
-
-const BATCH = 64;
-const COLUMNS = 14;
-
-/**
- * Enqueues the matches not already queued for their alert; returns how many were new. Many rows per statement (one
- * statement call per row was most of the time of a million-row scan); matches ordered by alert insert fastest.
- */
-export function enqueue(db: Database.Database, matches: Match[], now: Date): number {
-  const at = now.toISOString();
-  const statement = (rows: number) =>
-    db.prepare(
-      `insert into alert_deliveries (seq, id, alert_id, transaction_id, date_mutation, valeur_fonciere, prix_m2, type_local,
-         surface_reelle_bati, nombre_pieces_principales, commune, code_postal, latitude, longitude,
-         status, attempts, next_attempt_at, created_at)
-       values ${Array.from({ length: rows }, () => `(${'?, '.repeat(COLUMNS)}'pending', 0, $at, $at)`).join(', ')}
-       on conflict (alert_id, transaction_id) do nothing`,
-    );
-  const batch = matches.length >= BATCH ? statement(BATCH) : undefined;
-  const one = statement(1);
-  const suffix = randomSuffixes(matches.length);
-  const params: unknown[] = [];
-  let added = 0;
-  // The (alert, transaction) index takes rows in scattered places: with SQLite's default 2 MB page cache, a large
-  // batch spills and re-reads its pages; a bigger cache for the batch only (restored after).
-  const cacheSize = db.pragma('cache_size', { simple: true }) as number;
-  if (matches.length > 10_000) db.pragma('cache_size = -262144');
-  try {
-    db.transaction(() => {
-      // The write lock is held: the sequence is read once and counted on here. A row skipped as already queued leaves
-      // a gap in seq, which only orders the queue.
-      let seq = (db.prepare('select coalesce(max(seq), 0) as s from alert_deliveries').get() as { s: number }).s;
-      for (let i = 0; i < matches.length; i++) {
-        const m = matches[i];
-        const t = m.transaction;
-        seq++;
-        // Ordered by the sequence (unique), then random: the id is unique by construction and sorts like the queue.
-        const id = `msg_${seq.toString(36).padStart(9, '0')}${suffix()}`;
-        params.push(seq, id, m.alert_id, t.id, t.date_mutation, t.valeur_fonciere, t.prix_m2, t.type_local, t.surface_reelle_bati,
-          t.nombre_pieces_principales, t.commune, t.code_postal, t.latitude, t.longitude);
-        const rows = params.length / COLUMNS;
-        if (rows === BATCH && batch) {
-          added += batch.run(params, { at }).changes;
-          params.length = 0;
-        }
-      }
-      for (let r = 0; r < params.length; r += COLUMNS) added += one.run(params.slice(r, r + COLUMNS), { at }).changes;
-    }).immediate();
-  } finally {
-    db.pragma(`cache_size = ${cacheSize}`);
-  }
-  return added;
-}
-
 export interface DueDelivery {
   id: string;
   seq: number;
@@ -116,83 +38,10 @@ export interface DueDelivery {
   secret: string;
 }
 
-type DueRow = Omit<DueDelivery, 'payload'> & Omit<TransactionPayload, 'id'> & { transaction_id: string; created_at: string };
-
-/** Pending deliveries whose time has come, of active alerts, oldest first, with their body rebuilt from the row. */
-export function dueDeliveries(db: Database.Database, now: Date, limit: number): DueDelivery[] {
-  const rows = db
-    .prepare(
-      `select d.id, d.seq, d.alert_id, d.attempts, a.webhook_url, a.secret, d.transaction_id, d.date_mutation,
-         d.valeur_fonciere, d.prix_m2, d.type_local, d.surface_reelle_bati, d.nombre_pieces_principales, d.commune,
-         d.code_postal, d.latitude, d.longitude, d.created_at
-       from alert_deliveries d join alerts a on a.id = d.alert_id
-       where d.status = 'pending' and d.next_attempt_at <= ? and a.is_active = 1
-       order by d.next_attempt_at, d.seq limit ?`,
-    )
-    .all(now.toISOString(), limit) as DueRow[];
-  return rows.map((r) => ({
-    id: r.id,
-    seq: r.seq,
-    alert_id: r.alert_id,
-    attempts: r.attempts,
-    webhook_url: r.webhook_url,
-    secret: r.secret,
-    // The fields in the payload's order (DECISIONS.md, Webhooks): the same body as enqueued, at every attempt.
-    payload: payloadOf(r.id, r.created_at, {
-      alert_id: r.alert_id,
-      transaction: {
-        id: r.transaction_id,
-        date_mutation: r.date_mutation,
-        valeur_fonciere: r.valeur_fonciere,
-        prix_m2: r.prix_m2,
-        type_local: r.type_local,
-        surface_reelle_bati: r.surface_reelle_bati,
-        nombre_pieces_principales: r.nombre_pieces_principales,
-        commune: r.commune,
-        code_postal: r.code_postal,
-        latitude: r.latitude,
-        longitude: r.longitude,
-      },
-    }),
-  }));
-}
-
-export function alertIsActive(db: Database.Database, alertId: string): boolean {
-  return (db.prepare('select is_active from alerts where id = ?').get(alertId) as { is_active: number } | undefined)?.is_active === 1;
-}
-
 export interface AttemptResult {
   /** HTTP status of the answer; undefined when none came (timeout, refused address, TLS, network). */
   status?: number;
   error?: string;
-}
-
-/**
- * Records one attempt: a 2xx succeeds; 410 Gone fails the delivery and deactivates its alert; anything else is retried
- * after the next delay of `retryDelaysMs` (1, 5, 25 minutes), and fails once they are used up (3 retries).
- */
-export function recordAttempt(db: Database.Database, d: DueDelivery, r: AttemptResult, now: Date, retryDelaysMs: number[]): 'succeeded' | 'failed' | 'retry' {
-  const at = now.toISOString();
-  const attempts = d.attempts + 1;
-  const ok = r.status !== undefined && r.status >= 200 && r.status < 300;
-  const gone = r.status === 410;
-  const outcome = ok ? 'succeeded' : gone || attempts > retryDelaysMs.length ? 'failed' : 'retry';
-  const next = outcome === 'retry' ? new Date(now.getTime() + retryDelaysMs[attempts - 1]).toISOString() : null;
-  const error = ok ? null : gone ? 'the receiver answered 410 Gone: the alert was deactivated' : (r.error ?? `HTTP ${r.status}`);
-  db.transaction(() => {
-    db.prepare(
-      `update alert_deliveries set status = ?, attempts = ?, next_attempt_at = ?, last_attempt_at = ?, response_status = ?, last_error = ?
-       where seq = ? and status = 'pending'`,
-    ).run(outcome === 'retry' ? 'pending' : outcome, attempts, next, at, r.status ?? null, error, d.seq);
-    if (gone) {
-      db.prepare(`update alerts set is_active = 0, deactivated_reason = ?, updated_at = ? where id = ?`).run(
-        `its webhook answered 410 Gone on ${at} (delivery ${d.id})`,
-        at,
-        d.alert_id,
-      );
-    }
-  }).immediate();
-  return outcome;
 }
 
 export const deliverySchema = z
@@ -209,13 +58,4 @@ export const deliverySchema = z
   })
   .openapi('AlertDelivery');
 
-export function listDeliveries(db: Database.Database, alertId: string, limit: number, offset: number): { total: number; items: Array<z.output<typeof deliverySchema>> } {
-  const { n } = db.prepare('select count(*) as n from alert_deliveries where alert_id = ?').get(alertId) as { n: number };
-  const items = db
-    .prepare(
-      `select id, transaction_id, status, attempts, response_status, last_error, next_attempt_at, last_attempt_at, created_at
-       from alert_deliveries where alert_id = ? order by seq desc limit ? offset ?`,
-    )
-    .all(alertId, limit, offset) as Array<z.output<typeof deliverySchema>>;
-  return { total: n, items };
-}
+export type DeliveryItem = z.output<typeof deliverySchema>;

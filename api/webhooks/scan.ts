@@ -1,15 +1,15 @@
 // The alert scan: newly imported sales (by `imported_at`, their first import time: DVF is published months after the
-// sale) matched against every active alert in ONE DuckDB query, the matches enqueued in SQLite ((alert, transaction)
+// sale) matched against every active alert in ONE DuckDB query, the matches enqueued in the state ((alert, transaction)
 // unique). Runs right after every import (the serving database's on-swap hook), over what that import added, and daily
 // at 06:00 UTC over the last 48 hours of imports (DECISIONS.md, Webhooks).
+import path from 'node:path';
 import type { AppContext } from '../context';
-import { enqueue, type Match } from './queue';
+import type { Match } from './queue';
 
 /** The service_state row holding the latest `imported_at` already scanned (ISO, UTC). */
 const WATERMARK = 'alerts.scan.imported_at';
 export const DAILY_WINDOW_MS = 48 * 3600 * 1000;
 
-const ALERT_COLUMNS = 'code_postal, commune, code_departement, type_local, prix_min, prix_max, surface_min, surface_max';
 const ALERT_STRUCT = JSON.stringify([
   {
     id: 'VARCHAR', code_postal: 'VARCHAR', commune: 'VARCHAR', code_departement: 'VARCHAR', type_local: 'VARCHAR',
@@ -113,18 +113,20 @@ export interface ScanReport {
   matches: number;
   enqueued: number;
   since: string;
+  /** Set when this replica left the scan to the one that claimed it (replicas on PostgreSQL). */
+  skipped?: 'claimed by another replica';
 }
 
 /** Matches the sales imported after `since` against the active alerts and enqueues what is new. */
 export async function scanSince(ctx: AppContext, since: Date): Promise<ScanReport> {
-  const alerts = ctx.store.db.prepare(`select id, ${ALERT_COLUMNS} from alerts where is_active = 1`).all();
+  const alerts = await ctx.state.alerts.active();
   const report = { alerts: alerts.length, matches: 0, enqueued: 0, since: since.toISOString() };
   if (!alerts.length) return report;
   // A scan is a batch job: it may take longer than a request's budget.
   const cols = await ctx.db.queryColumns<ScanColumns>(SCAN_COLUMNS_SQL, { alerts: JSON.stringify(alerts), since: toTimestamp(since) }, { timeoutMs: 600_000 });
   const matches = matchesOf(cols);
   report.matches = matches.length;
-  report.enqueued = enqueue(ctx.store.db, matches, ctx.clock.now());
+  report.enqueued = await ctx.state.deliveries.enqueue(matches, ctx.clock.now());
   return report;
 }
 
@@ -138,19 +140,14 @@ async function latestImport(ctx: AppContext): Promise<Date | undefined> {
   return r?.t ? new Date(r.t) : undefined;
 }
 
-function readWatermark(ctx: AppContext): Date | undefined {
-  const r = ctx.store.db.prepare('select value from service_state where name = ?').get(WATERMARK) as { value: string } | undefined;
-  return r ? new Date(r.value) : undefined;
+async function readWatermark(ctx: AppContext): Promise<Date | undefined> {
+  const v = await ctx.state.serviceState.get(WATERMARK);
+  return v ? new Date(v) : undefined;
 }
 
 /** Only ever moves forward (two processes may scan the same import). */
-function writeWatermark(ctx: AppContext, t: Date): void {
-  ctx.store.db
-    .prepare(
-      `insert into service_state (name, value) values (?, ?)
-       on conflict (name) do update set value = excluded.value where excluded.value > service_state.value`,
-    )
-    .run(WATERMARK, t.toISOString());
+async function writeWatermark(ctx: AppContext, t: Date): Promise<void> {
+  await ctx.state.serviceState.setForward(WATERMARK, t.toISOString());
 }
 
 /**
@@ -158,21 +155,41 @@ function writeWatermark(ctx: AppContext, t: Date): void {
  * import only looks past it. A service that starts without data has no watermark: its first import is all new.
  */
 export async function initWatermark(ctx: AppContext): Promise<void> {
-  if (readWatermark(ctx) || !ctx.db.file) return;
+  if ((await readWatermark(ctx)) || !ctx.db.file) return;
   const latest = await latestImport(ctx);
-  if (latest) writeWatermark(ctx, latest);
+  if (latest) await writeWatermark(ctx, latest);
+}
+
+/** How long a replica may take over a scan whose replica died before finishing it. */
+const SCAN_LEASE_MS = 15 * 60_000;
+
+/**
+ * Runs `scan` once for the whole service, as the state decides (api/store, JobStore): on SQLite each process runs it
+ * (the queue dedups); with replicas on PostgreSQL, only the replica that claims the job `name` (the serving build, or
+ * the day) runs it, the others skip it.
+ */
+async function once(ctx: AppContext, name: string, scan: () => Promise<ScanReport>): Promise<ScanReport> {
+  const owner = ctx.state.credits.owner;
+  if (!(await ctx.state.jobs.claim(name, owner, SCAN_LEASE_MS))) return { alerts: 0, matches: 0, enqueued: 0, since: '', skipped: 'claimed by another replica' };
+  const report = await scan();
+  await ctx.state.jobs.finish(name, owner);
+  return report;
 }
 
 /** After an import (on-swap): the sales imported after the previous scanned import (all of them the first time). */
 export async function scanNewImport(ctx: AppContext): Promise<ScanReport> {
-  const since = readWatermark(ctx) ?? new Date(0);
-  const latest = await latestImport(ctx);
-  const report = await scanSince(ctx, since);
-  if (latest) writeWatermark(ctx, latest);
-  return report;
+  // Named by the serving file, the same on every replica that receives that build.
+  return once(ctx, `alerts.scan.import:${path.basename(ctx.db.file ?? 'none')}`, async () => {
+    const since = (await readWatermark(ctx)) ?? new Date(0);
+    const latest = await latestImport(ctx);
+    const report = await scanSince(ctx, since);
+    if (latest) await writeWatermark(ctx, latest);
+    return report;
+  });
 }
 
 /** The daily scan (06:00 UTC): the last 48 hours of imports, whatever was scanned before (the queue dedups). */
 export function scanDaily(ctx: AppContext): Promise<ScanReport> {
-  return scanSince(ctx, new Date(ctx.clock.now().getTime() - DAILY_WINDOW_MS));
+  const now = ctx.clock.now();
+  return once(ctx, `alerts.scan.daily:${now.toISOString().slice(0, 10)}`, () => scanSince(ctx, new Date(now.getTime() - DAILY_WINDOW_MS)));
 }

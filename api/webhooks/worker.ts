@@ -1,38 +1,49 @@
-// The delivery worker: one at a time across every API process sharing the SQLite file (a lease row, renewed while
-// working, taken over when it expires), a bounded number of deliveries in flight (p-queue), each attempt recorded in
-// SQLite as soon as it ends. A process killed mid-flight leaves its deliveries pending: the next lease holder sends
-// them (same webhook-id, so a receiver can tell a repeat whose success we never recorded).
-import crypto from 'node:crypto';
+// The delivery worker, one per API process: each poll claims due deliveries from the state (api/store: on SQLite one
+// process at a time holds the claims, on PostgreSQL each delivery is claimed by one replica), sends them with a bounded
+// number in flight (p-queue), confirms its claim right before each send and records the attempt under it as soon as it
+// ends. A process killed mid-flight leaves its claims to expire: another process then sends those deliveries (same
+// webhook-id, so a receiver can tell a repeat whose success was never recorded). A claim outlasts a receiver's
+// deadline, so a live holder always records before anyone else may take a delivery over.
 import PQueue from 'p-queue';
 import { systemClock, type Clock } from '../clock';
 import type { AppContext } from '../context';
-import { alertIsActive, dueDeliveries, recordAttempt, type DueDelivery } from './queue';
+import type { DueDelivery } from './queue';
 import { post } from './send';
 import { env } from '../../lib/env';
 
-const LEASE = 'alert-deliveries';
+/** What a claim outlasts a receiver's deadline by: the time to confirm the claim before and record the attempt after. */
+const CLAIM_MARGIN_MS = 2_000;
 
 export interface WorkerOptions {
   /** How often the queue is polled for due deliveries. */
   pollMs?: number;
-  /** Lifetime of the lease; a process that dies holding it blocks deliveries at most this long (WEBHOOK_LEASE_MS). */
+  /**
+   * Lifetime of a claim (WEBHOOK_LEASE_MS, default 30 s; at least the receiver's deadline plus 2 s): a process that dies
+   * holding claims delays those deliveries at most this long.
+   */
   leaseMs?: number;
-  /** Due deliveries taken per poll. */
+  /** Due deliveries claimed per poll. */
   batch?: number;
-  /** Real time for the lease and the signature's timestamp (the injected ctx.clock schedules retries). */
+  /** Real time for the signature's timestamp (the injected ctx.clock schedules retries). */
   wallClock?: Clock;
 }
 
 export class DeliveryWorker {
-  readonly owner = `${process.pid}-${crypto.randomBytes(6).toString('hex')}`;
+  /**
+   * The name on this worker's claims: the process as the state knows it (on PostgreSQL the replica's id, whose lease
+   * tells the others whether it is alive).
+   */
+  get owner(): string {
+    return this.ctx.state.credits.owner;
+  }
   private readonly queue: PQueue;
-  private readonly inFlight = new Set<string>();
   private timer: NodeJS.Timeout | undefined;
   private ticking: Promise<number> | undefined;
   private readonly pollMs: number;
   private readonly leaseMs: number;
   private readonly batch: number;
   private readonly wall: Clock;
+  private stopping = false;
 
   constructor(
     private readonly ctx: AppContext,
@@ -40,7 +51,7 @@ export class DeliveryWorker {
   ) {
     this.queue = new PQueue({ concurrency: ctx.webhooks.concurrency });
     this.pollMs = opts.pollMs ?? 1000;
-    this.leaseMs = opts.leaseMs ?? env().WEBHOOK_LEASE_MS;
+    this.leaseMs = Math.max(opts.leaseMs ?? env().WEBHOOK_LEASE_MS, ctx.webhooks.timeoutMs + CLAIM_MARGIN_MS);
     this.batch = opts.batch ?? 200;
     this.wall = opts.wallClock ?? systemClock;
   }
@@ -50,67 +61,52 @@ export class DeliveryWorker {
     this.timer.unref();
   }
 
-  /** Takes or renews the lease: true when this process is the one worker. */
-  holdLease(): boolean {
-    const now = this.wall.now().getTime();
-    const r = this.ctx.store.db
-      .prepare(
-        `insert into leases (name, owner, expires_at) values (?, ?, ?)
-         on conflict (name) do update set owner = excluded.owner, expires_at = excluded.expires_at
-         where leases.owner = excluded.owner or leases.expires_at < ?`,
-      )
-      .run(LEASE, this.owner, now + this.leaseMs, now);
-    return r.changes === 1;
-  }
-
-  /** One poll: when holding the lease, queues the due deliveries not already in flight; returns how many. */
+  /** One poll: claims due deliveries and queues them; returns how many. */
   tick(): Promise<number> {
     this.ticking ??= this.poll().finally(() => (this.ticking = undefined));
     return this.ticking;
   }
 
   private async poll(): Promise<number> {
-    // Idle (the usual state): one read, no write, so an idle worker never contends for SQLite's write lock.
-    if (this.inFlight.size === 0 && dueDeliveries(this.ctx.store.db, this.ctx.clock.now(), 1).length === 0) return 0;
-    if (!this.holdLease()) return 0;
-    // Never more queued than twice what can run: the rest waits in SQLite, where a crash cannot lose it.
+    if (this.stopping) return 0;
+    // Never more claimed than twice what can run: the rest stays unclaimed in the state, where a crash cannot lose it.
     const room = Math.min(this.batch, 2 * this.ctx.webhooks.concurrency - this.queue.size - this.queue.pending);
     if (room <= 0) return 0;
-    const due = dueDeliveries(this.ctx.store.db, this.ctx.clock.now(), room + this.inFlight.size).filter((d) => !this.inFlight.has(d.id)).slice(0, room);
-    for (const d of due) {
-      this.inFlight.add(d.id);
-      void this.queue.add(() => this.attempt(d)).finally(() => this.inFlight.delete(d.id));
-    }
+    // Idle (the usual state): one read, no write, no lock.
+    if (!(await this.ctx.state.deliveries.anyDue(this.ctx.clock.now(), this.owner))) return 0;
+    const due = await this.ctx.state.deliveries.claim(this.owner, this.ctx.clock.now(), room, this.leaseMs);
+    for (const d of due) void this.queue.add(() => this.attempt(d));
     return due.length;
   }
 
   private async attempt(d: DueDelivery): Promise<void> {
-    // The lease may have passed to another process while this waited its turn: it then owns the delivery.
-    if (!this.holdLease()) return;
-    // Its alert may have been deactivated (a 410 to another delivery) while this waited: it then waits, pending.
-    if (!alertIsActive(this.ctx.store.db, d.alert_id)) return;
+    if (this.stopping) return;
+    const { deliveries } = this.ctx.state;
+    // Still ours, its alert still active (a 410 to another delivery may have deactivated it), the claim renewed for the
+    // send: otherwise another process owns it now, or it waits, pending.
+    if (!(await deliveries.confirm(d, this.owner, this.leaseMs))) return;
     const result = await post(d, this.ctx.webhooks, this.wall.now());
-    const outcome = recordAttempt(this.ctx.store.db, d, result, this.ctx.clock.now(), this.ctx.webhooks.retryDelaysMs);
+    const outcome = await deliveries.recordAttempt(d, this.owner, result, this.ctx.clock.now(), this.ctx.webhooks.retryDelaysMs);
     this.ctx.logger.info({ delivery: d.id, alert: d.alert_id, attempt: d.attempts + 1, status: result.status, error: result.error, outcome }, 'webhook delivery');
   }
 
-  /** Polls until nothing is due and nothing is in flight (tests, and a graceful stop). */
+  /** Polls until nothing is due for this worker and nothing is in flight (tests, and a graceful stop). */
   async drain(): Promise<void> {
     for (;;) {
       await this.tick();
       await this.queue.onIdle();
-      if (!this.holdLease()) return;
-      if (this.inFlight.size === 0 && dueDeliveries(this.ctx.store.db, this.ctx.clock.now(), 1).length === 0) return;
+      if (!(await this.ctx.state.deliveries.anyDue(this.ctx.clock.now(), this.owner))) return;
       await new Promise((r) => setTimeout(r, 5));
     }
   }
 
-  /** Stops polling, lets the attempts in flight finish, and gives the lease up. */
+  /** Stops polling, lets the sends in flight finish and record, and gives the unsent claims back. */
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.queue.clear();
-    await this.ticking;
+    await this.ticking?.catch(() => undefined);
     await this.queue.onIdle();
-    this.ctx.store.db.prepare('delete from leases where name = ? and owner = ?').run(LEASE, this.owner);
+    this.stopping = true;
+    await this.ctx.state.deliveries.release(this.owner);
   }
 }

@@ -2451,16 +2451,25 @@ export interface components {
         };
         Health: {
             /**
-             * @description no_data (with 503) until a serving database is loaded.
+             * @description no_data (with 503) until a serving database is loaded; state_unavailable (503) when the state database (keys, credits) does not answer.
              * @enum {string}
              */
-            status: "ok" | "no_data";
+            status: "ok" | "no_data" | "state_unavailable";
             /** @description The serving database in use (its name and vintage, never its path); null without one. */
             serving_database: {
                 /** @description File name of the serving database. */
                 name: string;
                 vintage: string | null;
             } | null;
+            /** @description The database of keys, credits and alerts (never its address). */
+            state_database: {
+                /**
+                 * @description sqlite: the file of the data folder; postgresql: DATABASE_URL, shared by the replicas.
+                 * @enum {string}
+                 */
+                engine: "sqlite" | "postgresql";
+                reachable: boolean;
+            };
         };
         OpenApiDocument: {
             openapi: string;
@@ -7665,7 +7674,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A serving database is loaded. */
+            /** @description A serving database is loaded and the state database answers. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7675,7 +7684,7 @@ export interface operations {
                     "application/json": components["schemas"]["Health"];
                 };
             };
-            /** @description No serving database yet. */
+            /** @description No serving database yet, or the state database does not answer. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

@@ -142,7 +142,7 @@ async function valueThroughApi(dataRoot: string, targets: ReplayTarget[]): Promi
   });
   try {
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    const key = ctx.store.createKey({ plan: 'Scale', balance: 10 * targets.length + 10 }).key;
+    const key = (await ctx.state.keys.createKey({ plan: 'Scale', balance: 10 * targets.length + 10 })).key;
     const out: Valuation[] = [];
     for (const t of targets) {
       const q = new URLSearchParams({ latitude: String(t.latitude), longitude: String(t.longitude), surface: String(t.surface), type_local: t.type_local });

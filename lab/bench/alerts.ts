@@ -12,7 +12,6 @@ import { parseArgs } from 'node:util';
 import selfsigned from 'selfsigned';
 import { closeContext, createContext } from '../../api/context';
 import { createLogger } from '../../api/log';
-import { enqueue } from '../../api/webhooks/queue';
 import { matchesOf, SCAN_COLUMNS_SQL, toTimestamp, type ScanColumns } from '../../api/webhooks/scan';
 import { DeliveryWorker } from '../../api/webhooks/worker';
 import { columns, openMemory, run } from '../../lib/duck';
@@ -22,6 +21,9 @@ const { values } = parseArgs({ options: { sales: { type: 'string' }, alerts: { t
 const SALES = count(values.sales, 'sales', 1_000_000);
 const ALERTS = count(values.alerts, 'alerts', 10_000);
 const DELIVERIES = count(values.deliveries, 'deliveries', 3_000);
+import type { AlertValues } from '../../api/store';
+
+const NO_CRITERIA: AlertValues = { label: null, webhook_url: '', code_postal: null, commune: null, code_departement: null, type_local: null, prix_min: null, prix_max: null, surface_min: null, surface_max: null };
 
 async function scanBench(): Promise<void> {
   const { instance, conn } = await openMemory({ threads: 2 });
@@ -63,12 +65,11 @@ async function scanBench(): Promise<void> {
 
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'foncier-bench-alerts-'));
   const ctx = createContext({ dataRoot: dir, logger: createLogger({ level: 'silent' }) });
-  const key = ctx.store.createKey({ plan: 'Enterprise' }).id;
-  const insert = ctx.store.db.prepare(`insert into alerts (id, key_id, seq, webhook_url, secret, is_active, created_at, updated_at) values (?, ?, ?, 'https://93.184.216.34/x', 'whsec_x', 1, '', '')`);
-  ctx.store.db.transaction(() => alerts.forEach((a, i) => insert.run(a.id, key, i + 1)))();
+  const key = (await ctx.state.keys.createKey({ plan: 'Enterprise' })).id;
+  for (const a of alerts) await ctx.state.alerts.insert(key, a.id, 'whsec_x', { ...NO_CRITERIA, webhook_url: 'https://93.184.216.34/x' }, '', Infinity);
   const cpu1 = process.cpuUsage();
   const t1 = performance.now();
-  const enqueued = enqueue(ctx.store.db, matches, new Date());
+  const enqueued = await ctx.state.deliveries.enqueue(matches, new Date());
   const enqueueS = (performance.now() - t1) / 1000;
   const enqueueCpu = cpuOf(process.cpuUsage(cpu1));
   await closeContext(ctx);
@@ -91,17 +92,17 @@ async function deliveryBench(): Promise<void> {
   const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'foncier-bench-deliveries-'));
   const ctx = createContext({ dataRoot: dir, logger: createLogger({ level: 'silent' }), webhooks: { allowedHosts: ['127.0.0.1'], ca: pems.cert } });
-  const key = ctx.store.createKey({ plan: 'Enterprise' }).id;
-  ctx.store.db.prepare(`insert into alerts (id, key_id, seq, webhook_url, secret, is_active, created_at, updated_at) values ('a', ?, 1, ?, ?, 1, '', '')`).run(key, url, 'whsec_' + Buffer.alloc(32, 7).toString('base64'));
+  const key = (await ctx.state.keys.createKey({ plan: 'Enterprise' })).id;
+  await ctx.state.alerts.insert(key, 'a', 'whsec_' + Buffer.alloc(32, 7).toString('base64'), { ...NO_CRITERIA, webhook_url: url }, '', Infinity);
   const tx = { date_mutation: '2025-01-02', valeur_fonciere: 250000, prix_m2: 3000, type_local: 'Maison', surface_reelle_bati: 83, nombre_pieces_principales: 4, commune: 'X', code_postal: '33000', latitude: 44.8, longitude: -0.57 };
-  enqueue(ctx.store.db, Array.from({ length: DELIVERIES }, (_, i) => ({ alert_id: 'a', transaction: { ...tx, id: String(i) } })), ctx.clock.now());
+  await ctx.state.deliveries.enqueue(Array.from({ length: DELIVERIES }, (_, i) => ({ alert_id: 'a', transaction: { ...tx, id: String(i) } })), ctx.clock.now());
   const worker = new DeliveryWorker(ctx, { pollMs: 10 });
   const cpu0 = process.cpuUsage();
   const started = performance.now();
   await worker.drain();
   const s = (performance.now() - started) / 1000;
   await worker.stop();
-  const succeeded = (ctx.store.db.prepare(`select count(*) as n from alert_deliveries where status = 'succeeded'`).get() as { n: number }).n;
+  const succeeded = (await ctx.state.deliveries.countByStatus()).succeeded;
   await closeContext(ctx);
   server.close();
   fs.rmSync(dir, { recursive: true, force: true });

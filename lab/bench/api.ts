@@ -25,7 +25,7 @@ import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { repoRoot } from '../../lib/config';
 import { all, DuckDBInstance } from '../../lib/duck';
-import { Store } from '../../api/store';
+import { openStore } from '../../api/store';
 import { DEFAULT_DATA_DIR, DEFAULT_SALES, readStamp, type Stamp } from '../france-data/build';
 import { freePort } from '../../lib/net';
 import { count, positive } from '../args';
@@ -178,21 +178,19 @@ function machineBusySeconds(): number {
   }
 }
 
-function createKeys(dataDir: string, n: number): string[] {
-  const store = new Store(path.join(dataDir, 'api.sqlite'));
+async function createKeys(dataDir: string, n: number): Promise<string[]> {
+  const state = openStore({ dataRoot: dataDir });
   try {
     const label = `bench ${new Date().toISOString()}`;
     const keys: string[] = [];
-    store.db.transaction(() => {
-      for (let i = 0; i < n; i++) {
-        const { id, key } = store.createKey({ plan: 'Enterprise', label });
-        store.topup(id, 10_000_000);
-        keys.push(key);
-      }
-    })();
+    for (let i = 0; i < n; i++) {
+      const { id, key } = await state.keys.createKey({ plan: 'Enterprise', label });
+      await state.keys.topup(id, 10_000_000);
+      keys.push(key);
+    }
     return keys;
   } finally {
-    store.close();
+    await state.close();
   }
 }
 
@@ -339,7 +337,7 @@ async function main() {
     + `${dims.departements.length} départements; fixed queries: ${Object.entries(dims.fixedCounts).map(([k, n]) => `${k} ${fmt(n)} sales`).join(', ')}`);
 
   const t0 = performance.now();
-  const keys = createKeys(a.dataDir, a.keys);
+  const keys = await createKeys(a.dataDir, a.keys);
   console.log(`Keys: ${a.keys} Enterprise keys created in ${fmt((performance.now() - t0) / 1000, 1)} s (rotated per request: no key exceeds 120/min below ${fmt(a.keys / 2)} req/s)`);
   let k = 0;
   const nextKey = () => keys[k++ % keys.length];

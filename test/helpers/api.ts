@@ -9,6 +9,7 @@ import { closeContext, createContext, type AppContext, type Limits } from '../..
 import { createLogger, type Logger } from '../../api/log';
 import type { PlanName } from '../../api/store';
 import { testData } from './data';
+import { sqliteState } from './state';
 
 export interface TestApi {
   url: string;
@@ -42,7 +43,7 @@ export async function startTestApi(opts: { dataRoot?: string; now?: string; limi
     ctx,
     clock,
     dataRoot,
-    key: ({ plan = 'Scale', balance } = {}) => ctx.store.createKey({ plan, balance }).key,
+    key: ({ plan = 'Scale', balance } = {}) => sqliteState(ctx).keys.createKeyNow({ plan, balance }).key,
     async get(path, key, headers = {}) {
       const res = await fetch(url + path, { headers: { ...(key ? { 'X-API-Key': key } : {}), ...headers } });
       const text = await res.text();
@@ -57,6 +58,6 @@ export async function startTestApi(opts: { dataRoot?: string; now?: string; limi
 
 /** The key's spendable balance, read independently of the API response. */
 export function balanceOf(api: TestApi, rawKey: string): number {
-  const rec = api.ctx.store.findByKey(rawKey)!;
-  return api.ctx.credits.balance(rec.id)!.remaining;
+  const rec = sqliteState(api.ctx).keys.findByKeyNow(rawKey)!;
+  return sqliteState(api.ctx).credits.balanceNow(rec.id)!.remaining;
 }

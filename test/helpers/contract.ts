@@ -8,6 +8,7 @@ import { ENDPOINTS } from '../../api/app';
 import type { ServingDb } from '../../api/db';
 import type { PlanName } from '../../api/store';
 import { balanceOf, type TestApi } from './api';
+import { sqliteState } from './state';
 
 export interface ContractCase {
   /** A valid request (path and query string). */
@@ -75,7 +76,7 @@ export async function withQuery<T>(api: TestApi, replacement: (original: Query) 
 }
 
 const chargesOf = (api: TestApi, key: string) =>
-  (api.ctx.store.db.prepare(`select count(*) as n from credit_ledger where key_id = ? and reason = 'charge'`).get(api.ctx.store.findByKey(key)!.id) as { n: number }).n;
+  (sqliteState(api.ctx).db.prepare(`select count(*) as n from credit_ledger where key_id = ? and reason = 'charge'`).get(sqliteState(api.ctx).keys.findByKeyNow(key)!.id) as { n: number }).n;
 
 /** How a contract case names its endpoint: `GET /v1/transactions/:id`, as the registry spells method and path. */
 export const endpointName = (e: { method: string; path: string }) => `${e.method.toUpperCase()} ${e.path}`;
@@ -96,7 +97,7 @@ export function describeContract(name: string, getApi: () => TestApi, c: Contrac
       expect(unknown.body.error.code).toBe('unknown_key');
       const key = api.key();
       const path = await pathOf(api, key);
-      api.ctx.store.revoke(api.ctx.store.findByKey(key)!.id);
+      sqliteState(api.ctx).keys.revokeNow(sqliteState(api.ctx).keys.findByKeyNow(key)!.id);
       const revoked = await sendCase(api, c, path, key);
       expect(revoked.status).toBe(401);
       expect(revoked.body.error.code).toBe('inactive_key');

@@ -4,7 +4,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { Store } from '../../api/store';
+import { systemClock } from '../../api/clock';
+import { SqliteState } from '../../api/store/sqlite';
 import { repoRoot } from '../../lib/config';
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'foncier-keys-cli-'));
@@ -28,12 +29,12 @@ function keysAsync(...args: string[]): Promise<{ code: number | null; stdout: st
   });
 }
 
-function lookup<T>(fn: (store: Store) => T): T {
-  const store = new Store(dbFile);
+function lookup<T>(fn: (keys: SqliteState['keys']) => T): T {
+  const store = new SqliteState(dbFile, systemClock);
   try {
-    return fn(store);
+    return fn(store.keys);
   } finally {
-    store.close();
+    void store.close();
   }
 }
 
@@ -51,19 +52,19 @@ describe('npm run keys', () => {
     expect(key).toMatch(/^fk_live_[0-9A-Za-z]{32}$/);
     expect(r.stderr).toMatch(/Scale/);
     expect(fs.existsSync(dbFile)).toBe(true);
-    const rec = lookup((s) => s.findByKey(key));
+    const rec = lookup((s) => s.findByKeyNow(key));
     expect(rec).toMatchObject({ plan: 'Scale', label: 'Acme prod', isActive: true, balance: 50_000, topup: 0 });
   });
 
   it('create --credits sets the starting balance; plan names are case-insensitive', () => {
     const r = keys('create', '--plan', 'free', '--credits', '250');
     expect(r.code).toBe(0);
-    const rec = lookup((s) => s.findByKey(r.stdout.trim()));
+    const rec = lookup((s) => s.findByKeyNow(r.stdout.trim()));
     expect(rec).toMatchObject({ plan: 'Free', balance: 250 });
   });
 
   it('list shows the keys with their prefix, never the key', () => {
-    const rec = lookup((s) => s.findByKey(key))!;
+    const rec = lookup((s) => s.findByKeyNow(key))!;
     const r = keys('list');
     expect(r.code).toBe(0);
     const header = r.stdout.split('\n')[0];
@@ -76,16 +77,16 @@ describe('npm run keys', () => {
   });
 
   it('topup adds credits to the key', () => {
-    const id = lookup((s) => s.findByKey(key))!.id;
+    const id = lookup((s) => s.findByKeyNow(key))!.id;
     const r = keys('topup', id, '1000');
     expect(r.code).toBe(0);
-    expect(lookup((s) => s.findByKey(key))).toMatchObject({ balance: 50_000, topup: 1_000 });
+    expect(lookup((s) => s.findByKeyNow(key))).toMatchObject({ balance: 50_000, topup: 1_000 });
   });
 
   it('revoke by prefix deactivates the key', () => {
     const r = keys('revoke', key.slice(0, 12));
     expect(r.code).toBe(0);
-    expect(lookup((s) => s.findByKey(key))!.isActive).toBe(false);
+    expect(lookup((s) => s.findByKeyNow(key))!.isActive).toBe(false);
     expect(keys('list').stdout.split('\n').find((l) => l.includes(key.slice(0, 12)))).toMatch(/\bno\b/);
   });
 

@@ -35,7 +35,7 @@ export const account = defineEndpoint({
   usesDatabase: false,
   prepare: () => ({}),
   async handler(_p, { ctx, key, now }) {
-    const b = ctx.credits.balance(key.id);
+    const b = await ctx.state.credits.balance(key.id);
     return {
       key: { id: key.id, prefix: key.prefix, label: key.label, plan: key.plan, created_at: key.createdAt },
       credits: {
@@ -76,7 +76,7 @@ export const accountUsage = defineEndpoint({
   async handler({ days }, { ctx, key, now }) {
     const fin = now.toISOString().slice(0, 10);
     const debut = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() - (days - 1))).toISOString().slice(0, 10);
-    const usage = requestLogOf(ctx).daily(key.id, debut);
+    const usage = await requestLogOf(ctx).daily(key.id, debut);
     const totals = new Map<string, { endpoint: string; requests: number; credits: number }>();
     for (const u of usage) {
       const t = totals.get(u.endpoint) ?? { endpoint: u.endpoint, requests: 0, credits: 0 };
@@ -115,5 +115,5 @@ export const accountRequests = defineEndpoint({
   credits: 0,
   usesDatabase: false,
   prepare: ({ query }) => ({ limit: query.limit ?? 20 }),
-  handler: async ({ limit }, { ctx, key }) => ({ requests: requestLogOf(ctx).recent(key.id, limit) }),
+  handler: async ({ limit }, { ctx, key }) => ({ requests: await requestLogOf(ctx).recent(key.id, limit) }),
 });

@@ -1,9 +1,9 @@
 // The key holder's request log, for the dashboard: one row per authenticated call (REST or MCP tool call) with its
-// request id, endpoint, status and the credits it finally cost (after any refund). Kept 31 days in api.sqlite, beside
+// request id, endpoint, status and the credits it finally cost (after any refund). Kept 31 days in the state, beside
 // the keys and the credit ledger (which has charges only, not the refused or free calls a holder wants to see).
-import type Database from 'better-sqlite3';
 import type { NextFunction, Request, Response } from 'express';
 import type { AppContext } from '../../context';
+import type { RequestLogStore } from '../../store';
 
 export const RETENTION_DAYS = 31;
 
@@ -23,68 +23,52 @@ export interface DailyUsage {
   credits: number;
 }
 
+/**
+ * The log as the routes use it, over the state's request log (api/store/): recording never makes the answer wait (a
+ * failure is logged), and prunes the rows past the retention once a day per process, which keeps the table at about a
+ * month.
+ */
 export class RequestLog {
-  private readonly insert: Database.Statement<[string, string, string, string, string, number, number]>;
-  private readonly prune: Database.Statement<[string]>;
-  private readonly recentOf: Database.Statement<[string, number], LoggedRequest>;
-  private readonly dailyOf: Database.Statement<[string, string], DailyUsage>;
   private prunedOn = '';
 
   constructor(
-    db: Database.Database,
+    private readonly store: RequestLogStore,
     private readonly now: () => Date,
-  ) {
-    // Its own table, created here: the keys' schema migrations (api/store.ts) need not know about it.
-    db.exec(`create table if not exists request_log (
-      id integer primary key,
-      key_id text not null,
-      at text not null,
-      request_id text not null,
-      endpoint text not null,
-      transport text not null,
-      status integer not null,
-      credits integer not null
-    );
-    create index if not exists request_log_key_at on request_log (key_id, at);`);
-    this.insert = db.prepare('insert into request_log (key_id, at, request_id, endpoint, transport, status, credits) values (?, ?, ?, ?, ?, ?, ?)');
-    this.prune = db.prepare('delete from request_log where at < ?');
-    this.recentOf = db.prepare(
-      'select request_id, at, endpoint, transport, status, credits from request_log where key_id = ? order by at desc, id desc limit ?',
-    );
-    this.dailyOf = db.prepare(
-      `select substr(at, 1, 10) as date, endpoint, count(*) as requests, sum(credits) as credits
-       from request_log where key_id = ? and at >= ? group by date, endpoint order by date, endpoint`,
-    );
-  }
+    private readonly onError: (e: Error) => void,
+  ) {}
 
   record(keyId: string, r: Omit<LoggedRequest, 'at'>): void {
     const now = this.now();
     const day = now.toISOString().slice(0, 10);
-    // Once a day per process is enough to keep the table at about a month.
-    if (day !== this.prunedOn) {
-      this.prune.run(new Date(now.getTime() - RETENTION_DAYS * 86_400_000).toISOString());
-      this.prunedOn = day;
-    }
-    this.insert.run(keyId, now.toISOString(), r.request_id, r.endpoint, r.transport, r.status, r.credits);
+    const write = async () => {
+      if (day !== this.prunedOn) {
+        this.prunedOn = day;
+        await this.store.prune(new Date(now.getTime() - RETENTION_DAYS * 86_400_000).toISOString());
+      }
+      await this.store.record(keyId, { ...r, at: now.toISOString() });
+    };
+    // The state tracks its writes in flight: closing it (a graceful stop) waits for them.
+    void write().catch((e: Error) => this.onError(e));
   }
 
-  recent(keyId: string, limit: number): LoggedRequest[] {
-    return this.recentOf.all(keyId, limit);
+  recent(keyId: string, limit: number): Promise<LoggedRequest[]> {
+    return this.store.recent(keyId, limit);
   }
 
   /** Requests and credits per UTC day and endpoint since the start of `since` (a YYYY-MM-DD day). */
-  daily(keyId: string, since: string): DailyUsage[] {
-    return this.dailyOf.all(keyId, `${since}T00:00:00.000Z`);
+  daily(keyId: string, since: string): Promise<DailyUsage[]> {
+    return this.store.daily(keyId, `${since}T00:00:00.000Z`);
   }
 }
 
 const logs = new WeakMap<AppContext, RequestLog>();
 
-/** The log of a context's keys database (one per context, created on first use). */
+/** The log of a context's state (one per context, created on first use). */
 export function requestLogOf(ctx: AppContext): RequestLog {
   let log = logs.get(ctx);
   if (!log) {
-    log = new RequestLog(ctx.store.db, () => ctx.clock.now());
+    const onError = (e: Error) => ctx.logger.error({ err: e }, 'request log write failed');
+    log = new RequestLog(ctx.state.requestLog, () => ctx.clock.now(), onError);
     logs.set(ctx, log);
   }
   return log;

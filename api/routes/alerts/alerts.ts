@@ -3,11 +3,13 @@
 import { pageFields, pageOf, pagingQuery } from '../../paging';
 import { z } from '../../params';
 import { defineEndpoint, type Call } from '../../platform';
-import { deliverySchema, listDeliveries } from '../../webhooks/queue';
+import { deliverySchema } from '../../webhooks/queue';
 import {
   alertBodyShape,
   alertSchema,
+  alertDeliveries,
   checkCap,
+  deleteAlert,
   checkCriteria,
   checkWebhookHost,
   CRITERIA,
@@ -60,7 +62,7 @@ interface UpdatePrep extends ById {
 
 /** The plan, then the key's alert (404 for any other): before any work. */
 async function loadOwned(prepared: ById, call: Call): Promise<void> {
-  prepared.stored = loadAlert(call, prepared.id);
+  prepared.stored = await loadAlert(call, prepared.id);
 }
 
 export const alertsCreate = defineEndpoint({
@@ -84,12 +86,12 @@ export const alertsCreate = defineEndpoint({
     return { label: body.label ?? null, webhook_url: body.webhook_url, ...checkCriteria(criteriaOf(body as Criteria & { filters?: Criteria })) };
   },
   async precheck(values, call) {
-    checkCap(call);
+    await checkCap(call);
     await checkWebhookHost(call, values.webhook_url);
   },
   async handler(values, call) {
     const secret = newSigningSecret();
-    return { alert: insertAlert(call, values, secret), signing_secret: secret };
+    return { alert: await insertAlert(call, values, secret), signing_secret: secret };
   },
 });
 
@@ -108,7 +110,7 @@ export const alertsList = defineEndpoint({
     return { limit: query.limit as number, offset: query.offset as number };
   },
   async handler({ limit, offset }, call) {
-    const { total, items } = listAlerts(call, limit, offset);
+    const { total, items } = await listAlerts(call, limit, offset);
     return { alerts: items, ...pageOf(total, offset, items.length) };
   },
 });
@@ -137,12 +139,12 @@ export const alertsUpdate = defineEndpoint({
     await loadOwned(prepared, call);
     const { body, stored } = prepared;
     prepared.values = merged(stored!, body);
-    if (body.is_active === true && !stored!.is_active) checkCap(call);
+    if (body.is_active === true && !stored!.is_active) await checkCap(call);
     if (body.webhook_url !== undefined && body.webhook_url !== stored!.webhook_url) await checkWebhookHost(call, body.webhook_url);
   },
   async handler({ id, body, stored, values }, call) {
     const reactivating = body.is_active === true && !stored!.is_active;
-    return { alert: updateAlert(call, id, { ...values!, is_active: body.is_active ?? stored!.is_active }, reactivating) };
+    return { alert: await updateAlert(call, id, { ...values!, is_active: body.is_active ?? stored!.is_active }, reactivating) };
   },
 });
 
@@ -175,7 +177,7 @@ export const alertsDelete = defineEndpoint({
   },
   precheck: loadOwned,
   async handler({ id }, call) {
-    call.ctx.store.db.prepare('delete from alerts where id = ? and key_id = ?').run(id, call.key.id);
+    await deleteAlert(call, id);
     return {};
   },
 });
@@ -199,7 +201,7 @@ export const alertsDeliveries = defineEndpoint({
   },
   precheck: loadOwned,
   async handler({ id, limit, offset }, call) {
-    const { total, items } = listDeliveries(call.ctx.store.db, id, limit, offset);
+    const { total, items } = await alertDeliveries(call, id, limit, offset);
     return { deliveries: items, ...pageOf(total, offset, items.length) };
   },
 });

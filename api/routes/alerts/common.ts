@@ -1,10 +1,10 @@
 // What the alert endpoints share: the criteria (flat or under `filters`), the checks of a webhook URL, the stored alert
-// (SQLite, scoped to its key) and the plan rule (Scale and Enterprise only).
+// (the state, scoped to its key) and the plan rule (Scale and Enterprise only).
 import crypto from 'node:crypto';
 import { ApiError, invalidParams, type ParamIssue } from '../../errors';
 import { z } from '../../params';
 import type { Call } from '../../platform';
-import { randomBase62 } from '../../store';
+import { ALERT_VALUE_COLUMNS, randomBase62, type AlertRow, type AlertValues as StoredAlertValues } from '../../store';
 import { hostOf, hostProblem } from '../../webhooks/ssrf';
 
 export const ALERT_TYPES = ['Maison', 'Appartement', 'Terrain', 'Local commercial', 'Dépendance', 'Local industriel'] as const;
@@ -132,32 +132,13 @@ export const alertSchema = z
 
 export type Alert = z.output<typeof alertSchema>;
 
-interface Row {
-  id: string;
-  key_id: string;
-  label: string | null;
-  webhook_url: string;
-  code_postal: string | null;
-  commune: string | null;
-  code_departement: string | null;
-  type_local: Alert['type_local'];
-  prix_min: number | null;
-  prix_max: number | null;
-  surface_min: number | null;
-  surface_max: number | null;
-  is_active: number;
-  deactivated_reason: string | null;
-  created_at: string;
-  updated_at: string;
-}
-
 /** Field by field: the row also holds the signing secret, which is shown once at creation and never again. */
-function toAlert(r: Row): Alert {
+function toAlert(r: AlertRow): Alert {
   return {
     id: r.id,
     api_key_id: r.key_id,
-    label: r.label,
-    webhook_url: r.webhook_url,
+    label: r.label as string | null,
+    webhook_url: r.webhook_url as string,
     ...(Object.fromEntries(CRITERIA.map((k) => [k, r[k]])) as Required<{ [K in keyof Criteria]: Alert[K] }>),
     is_active: r.is_active === 1,
     deactivated_reason: r.deactivated_reason,
@@ -167,25 +148,33 @@ function toAlert(r: Row): Alert {
 }
 
 /** The key's alert, or 404 (another key's alert is not found either). */
-export function loadAlert(call: Call, id: string): Alert {
-  const row = call.ctx.store.db.prepare('select * from alerts where id = ? and key_id = ?').get(id, call.key.id) as Row | undefined;
+export async function loadAlert(call: Call, id: string): Promise<Alert> {
+  const row = await call.ctx.state.alerts.get(call.key.id, id);
   if (!row) throw new ApiError('not_found', `no alert ${id} for this key`);
   return toAlert(row);
 }
 
-export function listAlerts(call: Call, limit: number, offset: number): { total: number; items: Alert[] } {
-  const db = call.ctx.store.db;
-  const { n } = db.prepare('select count(*) as n from alerts where key_id = ?').get(call.key.id) as { n: number };
-  const rows = db.prepare('select * from alerts where key_id = ? order by seq limit ? offset ?').all(call.key.id, limit, offset) as Row[];
-  return { total: n, items: rows.map(toAlert) };
+export async function listAlerts(call: Call, limit: number, offset: number): Promise<{ total: number; items: Alert[] }> {
+  const { total, rows } = await call.ctx.state.alerts.list(call.key.id, limit, offset);
+  return { total, items: rows.map(toAlert) };
 }
 
+const alertLimitReached = () =>
+  new ApiError('alert_limit_reached', `this key already has ${MAX_ACTIVE_ALERTS} active alerts: deactivate or delete one first`);
+
 /** 409 alert_limit_reached when the key already has 20 active alerts (a creation, or a reactivation). */
-export function checkCap(call: Call): void {
-  const { n } = call.ctx.store.db.prepare('select count(*) as n from alerts where key_id = ? and is_active = 1').get(call.key.id) as { n: number };
-  if (n >= MAX_ACTIVE_ALERTS) {
-    throw new ApiError('alert_limit_reached', `this key already has ${MAX_ACTIVE_ALERTS} active alerts: deactivate or delete one first`);
-  }
+export async function checkCap(call: Call): Promise<void> {
+  if ((await call.ctx.state.alerts.countActive(call.key.id)) >= MAX_ACTIVE_ALERTS) throw alertLimitReached();
+}
+
+/** Deletes the key's alert (the caller checked it exists); its deliveries go with it. */
+export async function deleteAlert(call: Call, id: string): Promise<void> {
+  await call.ctx.state.alerts.delete(call.key.id, id);
+}
+
+/** An alert's deliveries, latest first. */
+export function alertDeliveries(call: Call, id: string, limit: number, offset: number) {
+  return call.ctx.state.deliveries.list(id, limit, offset);
 }
 
 /** `whsec_` + base64 of 32 random bytes (the Standard Webhooks secret format). */
@@ -193,36 +182,21 @@ export function newSigningSecret(): string {
   return `whsec_${crypto.randomBytes(32).toString('base64')}`;
 }
 
-const COLUMNS = ['label', 'webhook_url', ...CRITERIA] as const;
-
 export interface AlertValues extends Criteria {
   label?: string | null;
   webhook_url: string;
 }
 
-export function insertAlert(call: Call, v: AlertValues, secret: string): Alert {
-  const at = call.now.toISOString();
+const stored = (v: AlertValues): StoredAlertValues => Object.fromEntries(ALERT_VALUE_COLUMNS.map((c) => [c, v[c] ?? null])) as StoredAlertValues;
+
+/** The cap is counted again inside the state's write: two concurrent creations cannot both take the 20th place. */
+export async function insertAlert(call: Call, v: AlertValues, secret: string): Promise<Alert> {
   const id = `alert_${randomBase62(16)}`;
-  const db = call.ctx.store.db;
-  // The cap is checked again inside the write transaction: two concurrent creations cannot both take the 20th place.
-  db.transaction(() => {
-    checkCap(call);
-    db.prepare(
-      `insert into alerts (id, key_id, seq, secret, is_active, created_at, updated_at, ${COLUMNS.join(', ')})
-       values (?, ?, (select coalesce(max(seq), 0) + 1 from alerts), ?, 1, ?, ?, ${COLUMNS.map(() => '?').join(', ')})`,
-    ).run(id, call.key.id, secret, at, at, ...COLUMNS.map((c) => v[c] ?? null));
-  }).immediate();
+  if (!(await call.ctx.state.alerts.insert(call.key.id, id, secret, stored(v), call.now.toISOString(), MAX_ACTIVE_ALERTS))) throw alertLimitReached();
   return loadAlert(call, id);
 }
 
-export function updateAlert(call: Call, id: string, v: AlertValues & { is_active: boolean }, reactivating: boolean): Alert {
-  const db = call.ctx.store.db;
-  db.transaction(() => {
-    if (reactivating) checkCap(call);
-    db.prepare(
-      `update alerts set ${COLUMNS.map((c) => `${c} = ?`).join(', ')}, is_active = ?, deactivated_reason = case when ? then null else deactivated_reason end, updated_at = ?
-       where id = ? and key_id = ?`,
-    ).run(...COLUMNS.map((c) => v[c] ?? null), v.is_active ? 1 : 0, reactivating ? 1 : 0, call.now.toISOString(), id, call.key.id);
-  }).immediate();
+export async function updateAlert(call: Call, id: string, v: AlertValues & { is_active: boolean }, reactivating: boolean): Promise<Alert> {
+  if (!(await call.ctx.state.alerts.update(call.key.id, id, stored(v), v.is_active, reactivating, call.now.toISOString(), MAX_ACTIVE_ALERTS))) throw alertLimitReached();
   return loadAlert(call, id);
 }

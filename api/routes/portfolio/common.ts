@@ -1,6 +1,6 @@
-// What the portfolio endpoints share: the body schemas, the stored property (SQLite, scoped to its key), and its
+// What the portfolio endpoints share: the body schemas, the stored property (the state, scoped to its key), and its
 // estimate, computed by the same estimator as GET /v1/estimate (api/routes/valuation/common.ts).
-import { randomBase62 } from '../../store';
+import { randomBase62, type PropertyRow } from '../../store';
 import { ApiError } from '../../errors';
 import { z } from '../../params';
 import type { Call } from '../../platform';
@@ -95,17 +95,6 @@ export const propertySchema = z
 
 export type Property = z.input<typeof propertySchema>;
 
-interface Row {
-  id: string;
-  key_id: string;
-  data: string;
-  estimate: string | null;
-  estimate_valid: number;
-  estimate_computed_at: string | null;
-  created_at: string;
-  updated_at: string;
-}
-
 export interface StoredProperty {
   id: string;
   keyId: string;
@@ -117,7 +106,7 @@ export interface StoredProperty {
   updatedAt: string;
 }
 
-function fromRow(r: Row): StoredProperty {
+function fromRow(r: PropertyRow): StoredProperty {
   return {
     id: r.id,
     keyId: r.key_id,
@@ -152,35 +141,48 @@ export function toProperty(p: StoredProperty): Property {
 }
 
 /** The key's property, or 404 (another key's property is not found either: never 403). */
-export function loadProperty(call: Call, id: string): StoredProperty {
-  const row = call.ctx.store.db.prepare('select * from portfolio_properties where id = ? and key_id = ?').get(id, call.key.id) as Row | undefined;
+export async function loadProperty(call: Call, id: string): Promise<StoredProperty> {
+  const row = await call.ctx.state.portfolio.get(call.key.id, id);
   if (!row) throw new ApiError('not_found', `no portfolio property ${id} for this key`);
   return fromRow(row);
 }
 
-export function listProperties(call: Call, limit: number, offset: number): { total: number; items: StoredProperty[] } {
-  const db = call.ctx.store.db;
-  const { n } = db.prepare('select count(*) as n from portfolio_properties where key_id = ?').get(call.key.id) as { n: number };
-  const rows = db.prepare('select * from portfolio_properties where key_id = ? order by seq limit ? offset ?').all(call.key.id, limit, offset) as Row[];
-  return { total: n, items: rows.map(fromRow) };
+export async function listProperties(call: Call, limit: number, offset: number): Promise<{ total: number; items: StoredProperty[] }> {
+  const { total, rows } = await call.ctx.state.portfolio.list(call.key.id, limit, offset);
+  return { total, items: rows.map(fromRow) };
 }
 
-export function insertProperty(call: Call, data: Metadata, estimate: StoredEstimate | null): StoredProperty {
+export async function insertProperty(call: Call, data: Metadata, estimate: StoredEstimate | null): Promise<StoredProperty> {
   const at = call.now.toISOString();
   const id = `prop_${randomBase62(16)}`;
-  const db = call.ctx.store.db;
-  db.prepare(
-    `insert into portfolio_properties (id, key_id, seq, data, estimate, estimate_valid, estimate_computed_at, created_at, updated_at)
-     values (?, ?, (select coalesce(max(seq), 0) + 1 from portfolio_properties), ?, ?, ?, ?, ?, ?)`,
-  ).run(id, call.key.id, JSON.stringify(data), estimate && JSON.stringify(estimate), estimate ? 1 : 0, estimate ? at : null, at, at);
+  await call.ctx.state.portfolio.insert({
+    id,
+    key_id: call.key.id,
+    data: JSON.stringify(data),
+    estimate: estimate && JSON.stringify(estimate),
+    estimate_valid: estimate ? 1 : 0,
+    estimate_computed_at: estimate ? at : null,
+    created_at: at,
+  });
   return loadProperty(call, id);
 }
 
-export function saveProperty(call: Call, p: StoredProperty): StoredProperty {
-  call.ctx.store.db
-    .prepare('update portfolio_properties set data = ?, estimate = ?, estimate_valid = ?, estimate_computed_at = ?, updated_at = ? where id = ? and key_id = ?')
-    .run(JSON.stringify(p.data), p.estimate && JSON.stringify(p.estimate), p.estimateValid ? 1 : 0, p.estimateComputedAt, p.updatedAt, p.id, call.key.id);
+export async function saveProperty(call: Call, p: StoredProperty): Promise<StoredProperty> {
+  await call.ctx.state.portfolio.save({
+    id: p.id,
+    key_id: call.key.id,
+    data: JSON.stringify(p.data),
+    estimate: p.estimate && JSON.stringify(p.estimate),
+    estimate_valid: p.estimateValid ? 1 : 0,
+    estimate_computed_at: p.estimateComputedAt,
+    updated_at: p.updatedAt,
+  });
   return loadProperty(call, p.id);
+}
+
+/** Deletes the key's property (the caller checked it exists). */
+export async function deleteProperty(call: Call, id: string): Promise<void> {
+  await call.ctx.state.portfolio.delete(call.key.id, id);
 }
 
 /** Whether GET /v1/portfolio/:id must recompute (and charge 10): an estimated type whose estimate is invalid or old. */

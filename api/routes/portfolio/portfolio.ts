@@ -8,6 +8,7 @@ import {
   computeEstimate,
   CREATE_COST,
   ESTIMATE_INPUTS,
+  deleteProperty,
   insertProperty,
   isEstimated,
   listProperties,
@@ -34,7 +35,7 @@ interface ById {
 
 /** The pre-check of the :id routes: the key's property, or 404 before any charge. */
 async function loadOwned(prepared: ById, call: Call): Promise<void> {
-  prepared.stored = loadProperty(call, prepared.id);
+  prepared.stored = await loadProperty(call, prepared.id);
 }
 const idParams = z.object({
   id: z
@@ -97,7 +98,7 @@ export const portfolioCreate = defineEndpoint({
   },
   async handler(data, call) {
     const estimate = isEstimated(data.type_local) ? await computeEstimate(call, data) : null;
-    return { property: toProperty(insertProperty(call, data, estimate)) };
+    return { property: toProperty(await insertProperty(call, data, estimate)) };
   },
 });
 
@@ -113,7 +114,7 @@ export const portfolioList = defineEndpoint({
   usesDatabase: false,
   prepare: ({ query }) => ({ limit: query.limit as number, offset: query.offset as number }),
   async handler({ limit, offset }, call) {
-    const { total, items } = listProperties(call, limit, offset);
+    const { total, items } = await listProperties(call, limit, offset);
     return { properties: items.map(toProperty), ...pageOf(total, offset, items.length) };
   },
 });
@@ -137,7 +138,7 @@ export const portfolioGet = defineEndpoint({
     if (!needsRefresh(p, call.now)) return { property: toProperty(p), estimate_refreshed: false };
     const estimate = await computeEstimate(call, p.data);
     const at = call.now.toISOString();
-    const saved = saveProperty(call, { ...p, estimate, estimateValid: true, estimateComputedAt: at, updatedAt: p.updatedAt });
+    const saved = await saveProperty(call, { ...p, estimate, estimateValid: true, estimateComputedAt: at, updatedAt: p.updatedAt });
     return { property: toProperty(saved), estimate_refreshed: true };
   },
 });
@@ -166,7 +167,7 @@ export const portfolioUpdate = defineEndpoint({
     const invalidated = changed && (isEstimated(p.data.type_local) || isEstimated(data.type_local));
     // A type without estimate drops the stored one; a type that gets one is computed at the next GET.
     const keep = isEstimated(data.type_local) && !changed;
-    const saved = saveProperty(call, {
+    const saved = await saveProperty(call, {
       ...p,
       data,
       estimate: keep ? p.estimate : null,
@@ -194,7 +195,7 @@ export const portfolioDelete = defineEndpoint({
   prepare: ({ params }, call): ById => ({ id: params.id, now: call.now }),
   precheck: loadOwned,
   async handler({ id }, call) {
-    call.ctx.store.db.prepare('delete from portfolio_properties where id = ? and key_id = ?').run(id, call.key.id);
+    await deleteProperty(call, id);
     return {};
   },
 });

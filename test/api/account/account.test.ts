@@ -6,6 +6,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { balanceOf, startTestApi, type TestApi } from '../../helpers/api';
 import { describeContract, withQuery, type Query } from '../../helpers/contract';
+import { sqliteState } from '../../helpers/state';
 
 let api: TestApi;
 beforeAll(async () => {
@@ -26,11 +27,11 @@ describe('the key holder’s figures', () => {
 
   it('reports plan, credits and reset date from the key’s balance', async () => {
     const key = api.key({ plan: 'Indie', balance: 1234 });
-    api.ctx.store.topup(api.ctx.store.findByKey(key)!.id, 50);
+    sqliteState(api.ctx).keys.topupNow(sqliteState(api.ctx).keys.findByKeyNow(key)!.id, 50);
     await api.get(MARKET, key);
     const r = await api.get('/v1/account', key);
     expect(r.status).toBe(200);
-    const rec = api.ctx.store.findByKey(key)!;
+    const rec = sqliteState(api.ctx).keys.findByKeyNow(key)!;
     expect(r.body.key).toEqual({ id: rec.id, prefix: rec.prefix, label: rec.label, plan: 'Indie', created_at: rec.createdAt });
     expect(r.body.credits).toEqual({ remaining: 1234 + 50 - 5, monthly_allotment: 2000, monthly_remaining: 1234 - 5, topup: 50, resets_on: '2022-07-01' });
     expect(r.body.credits.remaining).toBe(balanceOf(api, key));
@@ -105,7 +106,7 @@ describe('the key holder’s figures', () => {
     // 31 days after the first call, the next call's pruning drops it (the log keeps a month for the 30-day view).
     api.clock.set('2022-07-03T00:00:00Z');
     await api.get('/v1/meta/sources', api.key());
-    const left = api.ctx.store.db.prepare('select count(*) as n from request_log where key_id = ?').get(api.ctx.store.findByKey(key)!.id) as { n: number };
+    const left = sqliteState(api.ctx).db.prepare('select count(*) as n from request_log where key_id = ?').get(sqliteState(api.ctx).keys.findByKeyNow(key)!.id) as { n: number };
     expect(left.n).toBe(2 + 3 + 3);
   });
 

@@ -7,6 +7,7 @@ import type { Call } from '../../../api/platform';
 import { insertAlert } from '../../../api/routes/alerts/common';
 import { balanceOf, startTestApi, type TestApi } from '../../helpers/api';
 import { describeContract } from '../../helpers/contract';
+import { sqliteState } from '../../helpers/state';
 
 let api: TestApi;
 beforeAll(async () => {
@@ -28,9 +29,9 @@ async function send(method: string, path: string, key: string | undefined, body?
 }
 
 /** An alert of the key written straight into the store. */
-function storedAlert(key: string): string {
-  const call: Call = { ctx: api.ctx, key: api.ctx.store.findByKey(key)!, now: api.clock.now(), requestId: 'contract-setup' };
-  return insertAlert(call, { webhook_url: URL_OK, code_postal: '33230' }, 'whsec_' + Buffer.alloc(32, 1).toString('base64')).id;
+async function storedAlert(key: string): Promise<string> {
+  const call: Call = { ctx: api.ctx, key: sqliteState(api.ctx).keys.findByKeyNow(key)!, now: api.clock.now(), requestId: 'contract-setup' };
+  return (await insertAlert(call, { webhook_url: URL_OK, code_postal: '33230' }, 'whsec_' + Buffer.alloc(32, 1).toString('base64'))).id;
 }
 
 const get = () => api;
@@ -42,15 +43,15 @@ describeContract('POST /v1/alerts', get, {
 });
 describeContract('GET /v1/alerts', get, { ...ALERT_CASE, path: '/v1/alerts', invalid: { path: '/v1/alerts?limit=51', param: 'limit' } });
 describeContract('PUT /v1/alerts/:id', get, {
-  ...ALERT_CASE, path: '/v1/alerts/alert_none', method: 'PUT', body: { is_active: false }, pathFor: (_api, key) => `/v1/alerts/${storedAlert(key)}`,
+  ...ALERT_CASE, path: '/v1/alerts/alert_none', method: 'PUT', body: { is_active: false }, pathFor: async (_api, key) => `/v1/alerts/${await storedAlert(key)}`,
   invalid: { path: '/v1/alerts/alert_none', param: 'prix_min', body: { prix_min: -5 } }, notFound: '/v1/alerts/alert_none',
 });
 describeContract('DELETE /v1/alerts/:id', get, {
-  ...ALERT_CASE, path: '/v1/alerts/alert_none', method: 'DELETE', status: 204, analytic: false, pathFor: (_api, key) => `/v1/alerts/${storedAlert(key)}`,
+  ...ALERT_CASE, path: '/v1/alerts/alert_none', method: 'DELETE', status: 204, analytic: false, pathFor: async (_api, key) => `/v1/alerts/${await storedAlert(key)}`,
   notFound: '/v1/alerts/alert_none',
 });
 describeContract('GET /v1/alerts/:id/deliveries', get, {
-  ...ALERT_CASE, path: '/v1/alerts/alert_none/deliveries', pathFor: (_api, key) => `/v1/alerts/${storedAlert(key)}/deliveries`,
+  ...ALERT_CASE, path: '/v1/alerts/alert_none/deliveries', pathFor: async (_api, key) => `/v1/alerts/${await storedAlert(key)}/deliveries`,
   invalid: { path: '/v1/alerts/alert_none/deliveries?limit=101', param: 'limit' }, notFound: '/v1/alerts/alert_none/deliveries',
 });
 
@@ -65,7 +66,7 @@ describe('POST /v1/alerts', () => {
     expect(r.body.alert).toMatchObject({
       webhook_url: URL_OK, code_postal: '33230', commune: null, code_departement: null, type_local: 'Maison',
       prix_min: 100_000, prix_max: 300_000, surface_min: 50, surface_max: 200, is_active: true, label: null,
-      api_key_id: api.ctx.store.findByKey(key)!.id, created_at: api.clock.now().toISOString(),
+      api_key_id: sqliteState(api.ctx).keys.findByKeyNow(key)!.id, created_at: api.clock.now().toISOString(),
     });
     expect(r.body.signing_secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
     expect(Buffer.from(r.body.signing_secret.slice(6), 'base64')).toHaveLength(32);

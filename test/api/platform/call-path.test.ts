@@ -11,6 +11,7 @@ import { callEndpoint, defineEndpoint, requestIdOf } from '../../../api/platform
 import { statsMarket } from '../../../api/routes/stats/market';
 import { getTransaction } from '../../../api/routes/transactions/transactions';
 import { buildSampleData } from '../../helpers/api';
+import { sqliteState } from '../../helpers/state';
 
 let ctx: AppContext;
 beforeAll(async () => {
@@ -32,10 +33,10 @@ const toy = defineEndpoint({
   handler: async () => ({ ok: true }),
 });
 
-const newKey = (balance: number) => ctx.store.createKey({ plan: 'Scale', balance });
-const remaining = (id: string) => ctx.credits.balance(id)!.remaining;
+const newKey = (balance: number) => sqliteState(ctx).keys.createKeyNow({ plan: 'Scale', balance });
+const remaining = (id: string) => sqliteState(ctx).credits.balanceNow(id)!.remaining;
 const ledger = (id: string) =>
-  ctx.store.db.prepare('select reason, delta, request_id, settled, charge_id from credit_ledger where key_id = ? order by id').all(id) as Array<{
+  sqliteState(ctx).db.prepare('select reason, delta, request_id, settled, charge_id from credit_ledger where key_id = ? order by id').all(id) as Array<{
     reason: string;
     delta: number;
     request_id: string | null;
@@ -104,7 +105,7 @@ describe('callEndpoint, without any transport', () => {
       ['refund', 5, 'market-1', null],
     ]);
     // Each refund names the charge it undoes.
-    const ids = ctx.store.db.prepare(`select id from credit_ledger where key_id = ? and reason = 'charge' order by id`).pluck().all(id);
+    const ids = sqliteState(ctx).db.prepare(`select id from credit_ledger where key_id = ? and reason = 'charge' order by id`).pluck().all(id);
     expect(rows.filter((r) => r.reason === 'refund').map((r) => r.charge_id)).toEqual(ids);
   });
 
@@ -162,7 +163,7 @@ describe('callEndpoint, without any transport', () => {
     const none = await callEndpoint(ctx, toy, { key: undefined, requestId: 'anon' });
     expect(none.body).toEqual({ error: { code: 'missing_bearer_token', message: expect.any(String), request_id: 'anon' } });
     const { id } = newKey(5);
-    const job = await callEndpoint(ctx, toy, { key: ctx.store.findById(id)!, requestId: 'job-1' });
+    const job = await callEndpoint(ctx, toy, { key: sqliteState(ctx).keys.findByIdNow(id)!, requestId: 'job-1' });
     expect(job.status).toBe(200);
     expect(remaining(id)).toBe(2);
   });

@@ -6,22 +6,22 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Credits } from '../../../api/credits';
-import { Store } from '../../../api/store';
+import { systemClock } from '../../../api/clock';
+import { SqliteState } from '../../../api/store/sqlite';
 import { repoRoot } from '../../../lib/config';
 import { buildSampleData } from '../../helpers/api';
 
 let dataRoot: string;
-let store: Store;
+let store: SqliteState;
 const children: ChildProcess[] = [];
 
 beforeAll(async () => {
   dataRoot = await buildSampleData();
-  store = new Store(path.join(dataRoot, 'api.sqlite'));
+  store = new SqliteState(path.join(dataRoot, 'api.sqlite'), systemClock);
 });
 afterAll(() => {
   for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
-  store.close();
+  void store.close();
 });
 
 async function freePort(): Promise<number> {
@@ -58,7 +58,7 @@ const pendingCharges = () => store.db.prepare(`select count(*) from credit_ledge
 
 describe('a server killed mid-burst', () => {
   it('charges each key the credits of the 2xx answers its clients received, never more, once restarted', async () => {
-    const keys = Array.from({ length: 4 }, () => store.createKey({ plan: 'Scale', balance: 1_000 }));
+    const keys = Array.from({ length: 4 }, () => store.keys.createKeyNow({ plan: 'Scale', balance: 1_000 }));
     const port = await freePort();
     const first = await startServer(port);
 
@@ -106,13 +106,13 @@ describe('a server killed mid-burst', () => {
     const second = await startServer(port);
     try {
       expect(pendingCharges()).toBe(0);
-      const credits = new Credits(store.db);
+      const credits = store.credits;
       // Never charged for an answer its client did not receive. The other way round, a kill can fall between an
       // answer's write and the commit of its charge (one synchronous block: at most ONE answer in the whole process),
       // which is refunded although the kernel may still deliver it: at most one answer's cost (5) in all.
       let undercharged = 0;
       for (const k of keys) {
-        const drop = 1_000 - credits.balance(k.id)!.remaining;
+        const drop = 1_000 - credits.balanceNow(k.id)!.remaining;
         expect(drop).toBeLessThanOrEqual(received.get(k.id)!);
         undercharged += received.get(k.id)! - drop;
       }

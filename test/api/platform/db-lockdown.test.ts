@@ -84,7 +84,7 @@ describe('GET /health', () => {
     const manifest = JSON.parse(fs.readFileSync(path.join(api.dataRoot, 'lake', 'manifest.json'), 'utf8'));
     const latest = (Object.values(manifest.sources.dvf.partitions) as Array<{ vintage: string }>).map((p) => p.vintage).sort().at(-1);
     expect(latest).toMatch(/^\d{4}-\d{2}-\d{2}$/);
-    expect(r.body).toEqual({ status: 'ok', serving_database: { name: path.basename(file), vintage: latest } });
+    expect(r.body).toEqual({ status: 'ok', serving_database: { name: path.basename(file), vintage: latest }, state_database: { engine: 'sqlite', reachable: true } });
     const text = JSON.stringify(r.body);
     expect(text).not.toContain(api.dataRoot);
     expect(text).not.toContain('/');
@@ -95,7 +95,7 @@ describe('GET /health', () => {
     try {
       const r = await empty.get('/health');
       expect(r.status).toBe(503);
-      expect(r.body).toEqual({ status: 'no_data', serving_database: null });
+      expect(r.body).toEqual({ status: 'no_data', serving_database: null, state_database: { engine: 'sqlite', reachable: true } });
     } finally {
       await empty.close();
     }

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../../api/log';
 import { startTestApi, type TestApi } from '../../helpers/api';
 import { tempDir } from '../../helpers/samples';
+import { sqliteState } from '../../helpers/state';
 
 const lines: string[] = [];
 let api: TestApi;
@@ -28,7 +29,7 @@ async function linesOf(requestId: string): Promise<Array<Record<string, any>>> {
 describe('access log', () => {
   it('writes one line per request with id, method, path and query, status, duration, credits and key id, never the key', async () => {
     const key = api.key({ balance: 100 });
-    const keyId = api.ctx.store.findByKey(key)!.id;
+    const keyId = sqliteState(api.ctx).keys.findByKeyNow(key)!.id;
     const url = '/v1/stats/market?code_postal=33230&date_debut=2021-01-01&date_fin=2021-12-31';
     const r = await api.get(url, key, { 'X-Request-Id': 'log-ok-1' });
     expect(r.status).toBe(200);

@@ -5,6 +5,7 @@ import type { Call } from '../../../api/platform';
 import { insertProperty, type Metadata } from '../../../api/routes/portfolio/common';
 import { balanceOf, startTestApi, type TestApi } from '../../helpers/api';
 import { describeContract } from '../../helpers/contract';
+import { sqliteState } from '../../helpers/state';
 
 let api: TestApi;
 beforeAll(async () => {
@@ -17,13 +18,13 @@ const HOUSE = { latitude: 45.022262, longitude: -0.149933, type_local: 'Maison',
 const DAY = 24 * 3600 * 1000;
 
 /** A property of the key written straight into the store (no credits): its estimate missing, so a GET recomputes it. */
-function storedProperty(key: string, estimated = false): string {
-  const call: Call = { ctx: api.ctx, key: api.ctx.store.findByKey(key)!, now: api.clock.now(), requestId: 'contract-setup' };
+async function storedProperty(key: string, estimated = false): Promise<string> {
+  const call: Call = { ctx: api.ctx, key: sqliteState(api.ctx).keys.findByKeyNow(key)!, now: api.clock.now(), requestId: 'contract-setup' };
   const data = { ...HOUSE, label: null, address: null, commune: null, pieces: null, purchase_price: null } as Metadata;
   const estimate = estimated
     ? { estimate_low: 1, estimate_mid: 2, estimate_high: 3, estimate_pm2: 1, estimate_confidence: 'low', estimate_based_on: 3, estimate_reference_date: '2022-06-15' }
     : null;
-  return insertProperty(call, data, estimate).id;
+  return (await insertProperty(call, data, estimate)).id;
 }
 
 const get = () => api;
@@ -33,14 +34,14 @@ describeContract('POST /v1/portfolio', get, {
 });
 describeContract('GET /v1/portfolio', get, { path: '/v1/portfolio', cost: 0, noDatabase: true, invalid: { path: '/v1/portfolio?limit=101', param: 'limit' } });
 describeContract('GET /v1/portfolio/:id', get, {
-  path: '/v1/portfolio/prop_none', pathFor: (_api, key) => `/v1/portfolio/${storedProperty(key)}`, cost: 10, notFound: '/v1/portfolio/prop_none',
+  path: '/v1/portfolio/prop_none', pathFor: async (_api, key) => `/v1/portfolio/${await storedProperty(key)}`, cost: 10, notFound: '/v1/portfolio/prop_none',
 });
 describeContract('PUT /v1/portfolio/:id', get, {
-  path: '/v1/portfolio/prop_none', method: 'PUT', body: { label: 'renamed' }, pathFor: (_api, key) => `/v1/portfolio/${storedProperty(key, true)}`, cost: 0, noDatabase: true,
+  path: '/v1/portfolio/prop_none', method: 'PUT', body: { label: 'renamed' }, pathFor: async (_api, key) => `/v1/portfolio/${await storedProperty(key, true)}`, cost: 0, noDatabase: true,
   invalid: { path: '/v1/portfolio/prop_none', param: 'label', body: { label: 'x'.repeat(256) } }, notFound: '/v1/portfolio/prop_none',
 });
 describeContract('DELETE /v1/portfolio/:id', get, {
-  path: '/v1/portfolio/prop_none', method: 'DELETE', status: 204, analytic: false, pathFor: (_api, key) => `/v1/portfolio/${storedProperty(key)}`, cost: 0, noDatabase: true,
+  path: '/v1/portfolio/prop_none', method: 'DELETE', status: 204, analytic: false, pathFor: async (_api, key) => `/v1/portfolio/${await storedProperty(key)}`, cost: 0, noDatabase: true,
   notFound: '/v1/portfolio/prop_none',
 });
 
@@ -66,7 +67,7 @@ describe('POST /v1/portfolio', () => {
     expect(r.body._credits).toEqual({ used: 10, remaining: 90 });
     expect(balanceOf(api, key)).toBe(90);
     const p = r.body.property;
-    expect(p).toMatchObject({ ...HOUSE, label: 'Maison Abzac', pieces: 4, purchase_price: 150_000, address: null, api_key_id: api.ctx.store.findByKey(key)!.id });
+    expect(p).toMatchObject({ ...HOUSE, label: 'Maison Abzac', pieces: 4, purchase_price: 150_000, address: null, api_key_id: sqliteState(api.ctx).keys.findByKeyNow(key)!.id });
     expect(p.id).toMatch(/^prop_/);
     expect(p.estimate_computed_at).toBe(api.clock.now().toISOString());
     // The same estimator, same day: /v1/estimate with the same subject (no pieces filter there, so none here either).

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENDPOINTS } from '../../../api/app';
 import { GEO_SAMPLE, splitCsv } from '../../helpers/samples';
 import { balanceOf, startTestApi, type TestApi } from '../../helpers/api';
+import { sqliteState } from '../../helpers/state';
 
 let api: TestApi;
 beforeAll(async () => {
@@ -79,8 +80,8 @@ describe('credits under concurrency', () => {
       expect(statuses.filter((s) => s === 200)).toHaveLength(20);
       expect(statuses.filter((s) => s === 402)).toHaveLength(180);
       expect(balanceOf(loaded, key)).toBe(0);
-      const id = loaded.ctx.store.findByKey(key)!.id;
-      const ledger = loaded.ctx.store.db.prepare(`select reason, count(*) as n, sum(delta) as d from credit_ledger where key_id = ? group by reason order by reason`).all(id);
+      const id = sqliteState(loaded.ctx).keys.findByKeyNow(key)!.id;
+      const ledger = sqliteState(loaded.ctx).db.prepare(`select reason, count(*) as n, sum(delta) as d from credit_ledger where key_id = ? group by reason order by reason`).all(id);
       expect(ledger).toEqual([{ reason: 'charge', n: 20, d: -100 }, { reason: 'create', n: 1, d: 100 }]);
       const remaining = results.filter((r) => r.status === 200).map((r) => r.body._credits.remaining).sort((a, b) => a - b);
       expect(remaining).toEqual(Array.from({ length: 20 }, (_, i) => i * 5));

@@ -14,6 +14,7 @@ import { scanSince } from '../../../api/webhooks/scan';
 import { repoRoot } from '../../../lib/config';
 import { testData } from '../../helpers/data';
 import { startReceiver, type Receiver } from '../../helpers/webhook-receiver';
+import { sqliteState } from '../../helpers/state';
 
 let receiver: Receiver | undefined;
 const children: ChildProcess[] = [];
@@ -61,11 +62,11 @@ it('loses no pending delivery and sends no acknowledged one twice across a SIGKI
   // The queue, filled by the real scan over everything served, before the server starts.
   const ctx = createContext({ dataRoot, logger: createLogger({ level: 'silent' }) });
   await ctx.db.start();
-  const keyRecord = ctx.store.findById(ctx.store.createKey({ plan: 'Enterprise' }).id)!;
+  const keyRecord = sqliteState(ctx).keys.findByIdNow(sqliteState(ctx).keys.createKeyNow({ plan: 'Enterprise' }).id)!;
   const call: Call = { ctx, key: keyRecord, now: ctx.clock.now(), requestId: 'kill-test' };
   for (const criteria of [{ code_postal: '33230' }, { code_departement: '01' }, { code_departement: '01', type_local: 'Maison' as const }, { code_postal: '33230', prix_min: 50_000 }]) {
     const secret = newSigningSecret();
-    const alert = insertAlert(call, { webhook_url: `${receiver.url}/ok`, ...criteria }, secret);
+    const alert = await insertAlert(call, { webhook_url: `${receiver.url}/ok`, ...criteria }, secret);
     receiver.secrets.set(alert.id, secret);
   }
   const { enqueued } = await scanSince(ctx, new Date(0));
@@ -116,7 +117,7 @@ it('loses no pending delivery and sends no acknowledged one twice across a SIGKI
   for (const r of receiver.received) sent.set(r.id, (sent.get(r.id) ?? 0) + 1);
   expect([...sent.values()].filter((n) => n > 1).length).toBeGreaterThanOrEqual(8);
 
-  const store = createContext({ dataRoot, logger: createLogger({ level: 'silent' }) }).store;
-  expect(store.db.prepare(`select status, count(*) as n from alert_deliveries group by status`).all()).toEqual([{ status: 'succeeded', n: enqueued }]);
-  store.close();
+  const state = sqliteState(createContext({ dataRoot, logger: createLogger({ level: 'silent' }) }));
+  expect(state.db.prepare(`select status, count(*) as n from alert_deliveries group by status`).all()).toEqual([{ status: 'succeeded', n: enqueued }]);
+  await state.close();
 }, 180_000);

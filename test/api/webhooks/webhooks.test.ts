@@ -5,7 +5,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DAILY_SCAN_CRON, startWebhooks, type Webhooks } from '../../../api/webhooks';
 import { scanDaily } from '../../../api/webhooks/scan';
-import { DeliveryWorker } from '../../../api/webhooks/worker';
 import { buildMarts } from '../../../marts/runner';
 import { runSource } from '../../../pipeline/run';
 import type { FixedClock } from '../../../api/clock';
@@ -257,24 +256,5 @@ describe('the daily scan schedule', () => {
     } finally {
       await task.destroy();
     }
-  });
-});
-
-describe('the lease', () => {
-  it('lets one worker at a time deliver, and passes on when the holder stops or its lease expires', async () => {
-    let now = Date.now();
-    const wallClock = { now: () => new Date(now) };
-    const a = new DeliveryWorker(api.ctx, { leaseMs: 1000, wallClock });
-    const b = new DeliveryWorker(api.ctx, { leaseMs: 1000, wallClock });
-    await hooks.stop(); // the suite's worker gives its lease up
-    expect(a.holdLease()).toBe(true);
-    expect(b.holdLease()).toBe(false);
-    expect(a.holdLease()).toBe(true);
-    now += 1001;
-    expect(b.holdLease()).toBe(true);
-    expect(a.holdLease()).toBe(false);
-    await b.stop();
-    expect(a.holdLease()).toBe(true);
-    await a.stop();
   });
 });

@@ -1,0 +1,436 @@
+// The StateStore contract (docs/state.md), run against every engine: what a caller may rely on whichever engine holds
+// the state. SQLite on a temporary file; PostgreSQL on a throwaway server (test/helpers/postgres.ts), one fresh
+// database per test. Each family of methods: keys, credits (pending and settled charges, refunds, exactness under
+// concurrency, the monthly reset), the rate limit, portfolio and alerts (scoped per key), the delivery queue, the
+// request log and the service's named values.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { FixedClock } from '../../../api/clock';
+import { openStore, type AlertValues, type OpenStateOptions, type StateStore } from '../../../api/store';
+import type { Match } from '../../../api/webhooks/queue';
+import { startPostgres, type TestPostgres } from '../../helpers/postgres';
+
+interface Engine {
+  name: string;
+  setup?(): Promise<void>;
+  teardown?(): Promise<void>;
+  /** A state over an empty database, migrated and ready. */
+  open(clock: FixedClock): Promise<StateStore>;
+}
+
+/** The options naming a PostgreSQL database; the engine is chosen by openStore from what it is given. */
+type EngineOptions = OpenStateOptions & { databaseUrl?: string };
+const open = openStore as (opts: EngineOptions) => StateStore;
+
+const dirs: string[] = [];
+let pgServer: TestPostgres | undefined;
+let pgDatabases = 0;
+
+export const ENGINES: Engine[] = [
+  {
+    name: 'sqlite',
+    async open(clock) {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'foncier-contract-'));
+      dirs.push(dir);
+      const state = open({ file: path.join(dir, 'api.sqlite'), clock });
+      await state.ready();
+      return state;
+    },
+    async teardown() {
+      for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
+    },
+  },
+  {
+    name: 'postgres',
+    async setup() {
+      pgServer = await startPostgres();
+    },
+    async open(clock) {
+      const url = await pgServer!.database(`contract_${++pgDatabases}`);
+      // A temporary file too: an openStore that ignored databaseUrl would open it rather than the data folder's.
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'foncier-contract-'));
+      dirs.push(dir);
+      const state = open({ databaseUrl: url, file: path.join(dir, 'api.sqlite'), clock });
+      if (state.engine !== 'postgresql') {
+        await state.close();
+        throw new Error(`openStore({ databaseUrl }) opened ${state.engine}, not PostgreSQL`);
+      }
+      await state.ready();
+      return state;
+    },
+    async teardown() {
+      await pgServer?.stop();
+      for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
+    },
+  },
+];
+
+const match = (alertId: string, txId: string, prix = 250_000): Match => ({
+  alert_id: alertId,
+  transaction: {
+    id: txId,
+    date_mutation: '2026-03-02',
+    valeur_fonciere: prix,
+    prix_m2: 4_310.34,
+    type_local: 'Appartement',
+    surface_reelle_bati: 58,
+    nombre_pieces_principales: 3,
+    commune: 'Lyon 3e Arrondissement',
+    code_postal: '69003',
+    latitude: 45.7597,
+    longitude: 4.8422,
+  },
+});
+
+const alertValues = (label: string): AlertValues => ({
+  label,
+  webhook_url: 'https://hooks.example.org/foncier',
+  code_postal: '69003',
+  commune: null,
+  code_departement: null,
+  type_local: 'Appartement',
+  prix_min: 100_000,
+  prix_max: null,
+  surface_min: null,
+  surface_max: 80.5,
+});
+
+/** Two keys: portfolio, alerts and deliveries belong to a key. */
+async function twoKeys(s: StateStore): Promise<[string, string]> {
+  return [(await s.keys.createKey({ plan: 'Indie' })).id, (await s.keys.createKey({ plan: 'Indie' })).id];
+}
+
+describe.each(ENGINES)('StateStore on $name', (engine) => {
+  const opened: StateStore[] = [];
+  let clock: FixedClock;
+  let state: StateStore;
+
+  beforeAll(async () => {
+    await engine.setup?.();
+  }, 60_000);
+  afterAll(async () => {
+    await engine.teardown?.();
+  });
+  afterEach(async () => {
+    for (const s of opened.splice(0)) await s.close();
+  });
+
+  async function fresh(start = '2026-11-20T10:00:00.000Z'): Promise<StateStore> {
+    clock = new FixedClock(start);
+    state = await engine.open(clock);
+    opened.push(state);
+    return state;
+  }
+
+  describe('keys', () => {
+    it('create a key shown once, found by the key, by id, by prefix; never by a wrong key', async () => {
+      const s = await fresh();
+      const { id, key } = await s.keys.createKey({ plan: 'Indie', label: 'Acme' });
+      expect(key).toMatch(/^fk_live_[0-9A-Za-z]{32}$/);
+      const rec = await s.keys.findByKey(key);
+      expect(rec).toMatchObject({ id, label: 'Acme', plan: 'Indie', isActive: true, balance: 2_000, topup: 0, period: '2026-11', revokedAt: null });
+      expect(rec!.createdAt).toBe('2026-11-20T10:00:00.000Z');
+      expect(key.startsWith(rec!.prefix)).toBe(true);
+      expect(await s.keys.findById(id)).toEqual(rec);
+      expect(await s.keys.findByKey(`${key.slice(0, -1)}${key.endsWith('A') ? 'B' : 'A'}`)).toBeUndefined();
+      expect((await s.keys.resolve(id)).id).toBe(id);
+      expect((await s.keys.resolve(rec!.prefix)).id).toBe(id);
+      expect((await s.keys.resolve(key)).id).toBe(id);
+      await expect(s.keys.resolve('key_unknown')).rejects.toThrow(/no API key matches/);
+    });
+
+    it('list oldest first; revoke once (twice is harmless); top up survives as one-off credits', async () => {
+      const s = await fresh();
+      const a = await s.keys.createKey({ plan: 'Free' });
+      clock.advance(1_000);
+      const b = await s.keys.createKey({ plan: 'Scale', balance: 7 });
+      expect((await s.keys.listKeys()).map((k) => k.id)).toEqual([a.id, b.id]);
+      expect((await s.keys.findById(b.id))!.balance).toBe(7);
+
+      const first = await s.keys.revoke(a.id);
+      expect(first.alreadyRevoked).toBe(false);
+      expect(first.key.isActive).toBe(false);
+      expect(first.key.revokedAt).toBe(clock.now().toISOString());
+      expect((await s.keys.revoke(a.id)).alreadyRevoked).toBe(true);
+      expect((await s.keys.findByKey(a.key))!.isActive).toBe(false);
+
+      const topped = await s.keys.topup(b.id, 500);
+      expect(topped.topup).toBe(500);
+      expect((await s.credits.balance(b.id))!.remaining).toBe(507);
+    });
+  });
+
+  describe('credits', () => {
+    it('hold is pending until kept or refunded; a refund gives back exactly what was taken, once', async () => {
+      const s = await fresh();
+      const { id } = await s.keys.createKey({ plan: 'Free' });
+      const held = await s.credits.hold(id, 7, 'req-1');
+      expect(held).toMatchObject({ ok: true, used: 7, remaining: 93 });
+      if (!held.ok) throw new Error('unreachable');
+      await s.credits.keep(held.chargeId);
+      expect((await s.credits.balance(id))!.remaining).toBe(93);
+
+      const h2 = await s.credits.hold(id, 10, 'req-2');
+      if (!h2.ok) throw new Error('unreachable');
+      expect(await s.credits.refundCharge(h2.chargeId)).toEqual({ refunded: 10, remaining: 93 });
+      expect(await s.credits.refundCharge(h2.chargeId)).toMatchObject({ refunded: 0, remaining: 93 });
+      expect(await s.credits.refundCharge(undefined)).toBeUndefined();
+
+      // A refund by request id: at most `cost`, once.
+      const c = await s.credits.charge(id, 5, 'req-3');
+      expect(c).toEqual({ ok: true, used: 5, remaining: 88 });
+      expect(await s.credits.refund(id, 3, 'req-3')).toEqual({ refunded: 3, remaining: 91 });
+      expect((await s.credits.refund(id, 3, 'req-3')).refunded).toBe(0);
+      expect((await s.credits.balance(id))!.remaining).toBe(91);
+    });
+
+    it('refuse a charge the key cannot pay in full, and debit nothing then', async () => {
+      const s = await fresh();
+      const { id } = await s.keys.createKey({ plan: 'Free', balance: 4 });
+      expect(await s.credits.hold(id, 5, 'r')).toEqual({ ok: false, remaining: 4 });
+      expect(await s.credits.charge(id, 5, 'r')).toEqual({ ok: false, remaining: 4 });
+      expect((await s.credits.balance(id))!.remaining).toBe(4);
+      expect(await s.credits.charge(id, 4, 'r2')).toEqual({ ok: true, used: 4, remaining: 0 });
+      await expect(s.credits.charge(id, 1.5, 'r3')).rejects.toThrow();
+    });
+
+    it('spend top-up credits after the monthly allotment; the allotment resets at the month, top-ups stay', async () => {
+      const s = await fresh('2026-11-30T23:59:00.000Z');
+      const { id } = await s.keys.createKey({ plan: 'Free', balance: 3 });
+      await s.keys.topup(id, 10);
+      expect(await s.credits.charge(id, 5, 'a')).toEqual({ ok: true, used: 5, remaining: 8 });
+      expect(await s.credits.balance(id)).toMatchObject({ remaining: 8, monthly: 0, topup: 8, period: '2026-11', resetsOn: '2026-12-01' });
+      clock.set('2026-12-01T00:00:01.000Z');
+      expect(await s.credits.balance(id)).toMatchObject({ remaining: 108, monthly: 100, topup: 8, period: '2026-12', resetsOn: '2027-01-01' });
+      expect(await s.credits.charge(id, 1, 'b')).toEqual({ ok: true, used: 1, remaining: 107 });
+    });
+
+    it('stay exact under 150 concurrent holds of one key: accepted × cost = spent, never below zero', async () => {
+      const s = await fresh();
+      const { id } = await s.keys.createKey({ plan: 'Free', balance: 120 });
+      // One key's holds queue on its row lock (PostgreSQL) or the file's write lock (SQLite): 150 keep a loaded machine
+      // within the pool's connection timeout, and more than half of them are refused for want of credits.
+      const results = await Promise.all(Array.from({ length: 150 }, (_, i) => s.credits.hold(id, 1 + (i % 3), `c-${i}`)));
+      let spent = 0;
+      for (const [i, r] of results.entries()) {
+        if (r.ok) {
+          spent += 1 + (i % 3);
+          await s.credits.keep(r.chargeId);
+        } else expect(r.remaining).toBeLessThan(1 + (i % 3));
+      }
+      const left = (await s.credits.balance(id))!.remaining;
+      expect(left).toBe(120 - spent);
+      expect(left).toBeGreaterThanOrEqual(0);
+      expect(left).toBeLessThan(3);
+      expect(results.filter((r) => !r.ok).length).toBeGreaterThan(0);
+    });
+
+    it('refund the pending charges of a process known dead, not the kept ones nor a live one', async () => {
+      const s = await fresh();
+      const { id } = await s.keys.createKey({ plan: 'Free' });
+      const kept = await s.credits.hold(id, 10, 'kept');
+      if (!kept.ok) throw new Error('unreachable');
+      await s.credits.keep(kept.chargeId);
+      expect((await s.credits.hold(id, 20, 'pending')).ok).toBe(true);
+      expect((await s.credits.balance(id))!.remaining).toBe(70);
+      // This process is alive: nothing of its own is refunded.
+      expect(await s.credits.refundAbandoned(() => false)).toBe(0);
+      expect(await s.credits.refundAbandoned((owner) => owner === s.credits.owner)).toBe(1);
+      expect((await s.credits.balance(id))!.remaining).toBe(90);
+      expect(await s.credits.refundAbandoned((owner) => owner === s.credits.owner)).toBe(0);
+    });
+  });
+
+  describe('rate limit', () => {
+    it('admit `limit` requests of a key per 60 s window, other keys apart, then again once the window moved', async () => {
+      const s = await fresh();
+      const [A, B] = await twoKeys(s);
+      const a = await Promise.all(Array.from({ length: 7 }, () => s.rateLimit.hit(A, 5)));
+      expect(a.filter((d) => d.allowed)).toHaveLength(5);
+      expect(a.filter((d) => !d.allowed)).toHaveLength(2);
+      expect(a.every((d) => d.limit === 5)).toBe(true);
+      expect((await s.rateLimit.hit(B, 5)).allowed).toBe(true);
+      clock.advance(61_000);
+      expect((await s.rateLimit.hit(A, 5)).allowed).toBe(true);
+    });
+  });
+
+  describe('portfolio', () => {
+    it('keep each key to its own properties, in creation order, JSON byte for byte', async () => {
+      const s = await fresh();
+      const [A, B] = await twoKeys(s);
+      const at = clock.now().toISOString();
+      const data = '{"adresse":"3 rue de la République","surface":58.5,"pieces":3}';
+      for (let i = 1; i <= 3; i++) {
+        await s.portfolio.insert({ id: `prop_a${i}`, key_id: A, data, estimate: null, estimate_valid: 0, estimate_computed_at: null, created_at: at });
+      }
+      await s.portfolio.insert({ id: 'prop_b1', key_id: B, data, estimate: null, estimate_valid: 0, estimate_computed_at: null, created_at: at });
+      const page = await s.portfolio.list(A, 2, 1);
+      expect(page.total).toBe(3);
+      expect(page.rows.map((r) => r.id)).toEqual(['prop_a2', 'prop_a3']);
+      expect(page.rows[0]).toMatchObject({ key_id: A, data, estimate_valid: 0, created_at: at, updated_at: at });
+      expect(await s.portfolio.get(B, 'prop_a1')).toBeUndefined();
+      expect(await s.portfolio.delete(B, 'prop_a1')).toBe(false);
+
+      const later = '2026-11-21T08:00:00.000Z';
+      await s.portfolio.save({ id: 'prop_a1', key_id: A, data, estimate: '{"prix":251000}', estimate_valid: 1, estimate_computed_at: later, updated_at: later });
+      expect(await s.portfolio.get(A, 'prop_a1')).toMatchObject({ estimate: '{"prix":251000}', estimate_valid: 1, estimate_computed_at: later, updated_at: later, created_at: at });
+      expect(await s.portfolio.delete(A, 'prop_a1')).toBe(true);
+      expect((await s.portfolio.list(A, 10, 0)).total).toBe(2);
+      expect((await s.portfolio.list(B, 10, 0)).total).toBe(1);
+    });
+  });
+
+  describe('alerts', () => {
+    it('cap the active alerts of a key, exactly under concurrent creations; scoped per key', async () => {
+      const s = await fresh();
+      const [A, B] = await twoKeys(s);
+      const at = clock.now().toISOString();
+      const created = await Promise.all(Array.from({ length: 8 }, (_, i) => s.alerts.insert(A, `alert_${i}`, `whsec_${i}`, alertValues(`a${i}`), at, 5)));
+      expect(created.filter(Boolean)).toHaveLength(5);
+      expect(await s.alerts.countActive(A)).toBe(5);
+      expect(await s.alerts.insert(B, 'alert_b', 'whsec_b', alertValues('b'), at, 5)).toBe(true);
+      const mine = await s.alerts.list(A, 10, 0);
+      expect(mine.total).toBe(5);
+      const one = mine.rows[0];
+      expect(one).toMatchObject({ key_id: A, is_active: 1, deactivated_reason: null, created_at: at, ...alertValues(one.label as string) });
+      expect(await s.alerts.get(B, one.id)).toBeUndefined();
+      expect(await s.alerts.delete(B, one.id)).toBe(false);
+      expect((await s.alerts.active()).map((a) => a.id).sort()).toEqual([...mine.rows.map((r) => r.id), 'alert_b'].sort());
+    });
+
+    it('deactivate, refuse a reactivation over the cap, delete with its deliveries', async () => {
+      const s = await fresh();
+      const [A] = await twoKeys(s);
+      const at = clock.now().toISOString();
+      await s.alerts.insert(A, 'al_1', 's1', alertValues('one'), at, 2);
+      await s.alerts.insert(A, 'al_2', 's2', alertValues('two'), at, 2);
+      expect(await s.alerts.update(A, 'al_1', alertValues('one'), false, false, at, 2)).toBe(true);
+      expect(await s.alerts.isActive('al_1')).toBe(false);
+      expect(await s.alerts.insert(A, 'al_3', 's3', alertValues('three'), at, 2)).toBe(true);
+      expect(await s.alerts.update(A, 'al_1', alertValues('one bis'), true, true, at, 2)).toBe(false);
+      expect((await s.alerts.get(A, 'al_1'))!.label).toBe('one');
+      await s.alerts.delete(A, 'al_3');
+      expect(await s.alerts.update(A, 'al_1', alertValues('one bis'), true, true, at, 2)).toBe(true);
+      expect(await s.alerts.get(A, 'al_1')).toMatchObject({ label: 'one bis', is_active: 1 });
+
+      await s.deliveries.enqueue([match('al_1', 't1'), match('al_1', 't2')], clock.now());
+      expect(await s.alerts.delete(A, 'al_1')).toBe(true);
+      expect((await s.deliveries.list('al_1', 10, 0)).total).toBe(0);
+      expect((await s.deliveries.countByStatus()).pending).toBe(0);
+    });
+  });
+
+  describe('webhook deliveries', () => {
+    it('enqueue each (alert, transaction) once; due oldest first with a byte-stable body; claimed by one worker; attempts recorded', async () => {
+      const s = await fresh();
+      const [A] = await twoKeys(s);
+      const at = clock.now().toISOString();
+      await s.alerts.insert(A, 'al_1', 'whsec_1', alertValues('one'), at, 20);
+      expect(await s.deliveries.enqueue([match('al_1', 't1'), match('al_1', 't2'), match('al_1', 't1')], clock.now())).toBe(2);
+      expect(await s.deliveries.enqueue([match('al_1', 't2'), match('al_1', 't3')], clock.now())).toBe(1);
+      const due = await s.deliveries.due(clock.now(), 10);
+      expect(due.map((d) => JSON.parse(d.payload).transaction.id)).toEqual(['t1', 't2', 't3']);
+      const body = JSON.parse(due[0].payload);
+      expect(body).toMatchObject({ event: 'new_transaction', alert_id: 'al_1', delivery_id: due[0].id, created_at: at, transaction: match('al_1', 't1').transaction });
+      expect(due[0]).toMatchObject({ alert_id: 'al_1', attempts: 0, webhook_url: 'https://hooks.example.org/foncier', secret: 'whsec_1' });
+      // Read again: the very same bytes (a receiver's signature check depends on them).
+      expect((await s.deliveries.due(clock.now(), 1))[0].payload).toBe(due[0].payload);
+
+      // Claims: a worker is never handed what it holds already, another worker nothing a live claim holds.
+      const lease = 30_000;
+      const w1 = await s.deliveries.claim('worker-1', clock.now(), 2, lease);
+      expect(w1.map((d) => d.id)).toEqual([due[0].id, due[1].id]);
+      expect(w1[0].payload).toBe(due[0].payload);
+      expect((await s.deliveries.claim('worker-1', clock.now(), 10, lease)).map((d) => d.id)).toEqual([due[2].id]);
+      expect(await s.deliveries.claim('worker-2', clock.now(), 10, lease)).toEqual([]);
+      expect(await s.deliveries.confirm(w1[0], 'worker-1', lease)).toBe(true);
+      expect(await s.deliveries.confirm(w1[0], 'worker-2', lease)).toBe(false);
+
+      const retry = [60_000];
+      expect(await s.deliveries.recordAttempt(w1[0], 'worker-1', { status: 204 }, clock.now(), retry)).toBe('succeeded');
+      expect(await s.deliveries.recordAttempt(w1[1], 'worker-1', { error: 'timeout' }, clock.now(), retry)).toBe('retry');
+      // A graceful stop gives the unsent claims back: another worker takes them; the retried one waits for its delay.
+      await s.deliveries.release('worker-1');
+      expect((await s.deliveries.due(clock.now(), 10)).map((d) => d.id)).toEqual([due[2].id]);
+      expect((await s.deliveries.claim('worker-2', clock.now(), 10, lease)).map((d) => d.id)).toEqual([due[2].id]);
+      clock.advance(60_000);
+      const again = await s.deliveries.claim('worker-2', clock.now(), 10, lease);
+      expect(again.map((d) => [d.id, d.attempts])).toEqual([[due[1].id, 1]]);
+      expect(await s.deliveries.confirm(again[0], 'worker-2', lease)).toBe(true);
+      expect(await s.deliveries.recordAttempt(again[0], 'worker-2', { status: 500 }, clock.now(), retry)).toBe('failed');
+      expect(await s.deliveries.countByStatus()).toEqual({ pending: 1, succeeded: 1, failed: 1 });
+      // What remains is held by worker-2: nothing due for anyone until its claim is given back.
+      expect(await s.deliveries.anyDue(clock.now(), 'worker-2')).toBe(false);
+      expect(await s.deliveries.anyDue(clock.now(), 'worker-1')).toBe(false);
+      await s.deliveries.release('worker-2');
+      expect(await s.deliveries.anyDue(clock.now(), 'worker-1')).toBe(true);
+
+      const log = await s.deliveries.list('al_1', 10, 0);
+      expect(log.total).toBe(3);
+      expect(log.items.find((i) => i.id === due[0].id)).toMatchObject({ transaction_id: 't1', status: 'succeeded', attempts: 1, response_status: 204 });
+      expect(log.items.find((i) => i.id === due[1].id)).toMatchObject({ transaction_id: 't2', status: 'failed', attempts: 2, response_status: 500 });
+    });
+
+    it('a 410 fails the delivery and deactivates its alert, whose other deliveries are then not due', async () => {
+      const s = await fresh();
+      const [A] = await twoKeys(s);
+      await s.alerts.insert(A, 'al_1', 'whsec_1', alertValues('one'), clock.now().toISOString(), 20);
+      await s.deliveries.enqueue([match('al_1', 't1'), match('al_1', 't2')], clock.now());
+      const [first, second] = await s.deliveries.claim('worker-1', clock.now(), 2, 30_000);
+      expect(await s.deliveries.confirm(first, 'worker-1', 30_000)).toBe(true);
+      expect(await s.deliveries.recordAttempt(first, 'worker-1', { status: 410 }, clock.now(), [1_000])).toBe('failed');
+      // The other delivery, claimed before, is not sent: its alert is no longer active.
+      expect(await s.deliveries.confirm(second, 'worker-1', 30_000)).toBe(false);
+      expect(await s.alerts.isActive('al_1')).toBe(false);
+      expect((await s.alerts.get(A, 'al_1'))!.deactivated_reason).toMatch(/410/);
+      expect(await s.deliveries.due(clock.now(), 10)).toEqual([]);
+      await s.deliveries.release('worker-1');
+      expect(await s.deliveries.claim('worker-2', clock.now(), 10, 30_000)).toEqual([]);
+      expect((await s.alerts.active()).map((a) => a.id)).toEqual([]);
+    });
+  });
+
+  describe('request log', () => {
+    it("keep each key's requests, newest first, summed per UTC day and endpoint, pruned by age", async () => {
+      const s = await fresh();
+      const [A, B] = await twoKeys(s);
+      const row = (id: string, at: string, endpoint: string, credits: number, status = 200) => ({ request_id: id, at, endpoint, transport: 'rest' as const, status, credits });
+      await s.requestLog.record(A, row('r1', '2026-11-18T23:59:59.999Z', 'GET /v1/stats/market', 2));
+      await s.requestLog.record(A, row('r2', '2026-11-19T00:00:00.000Z', 'GET /v1/stats/market', 2));
+      await s.requestLog.record(A, row('r3', '2026-11-19T10:00:00.000Z', 'GET /v1/stats/market', 0, 402));
+      await s.requestLog.record(A, row('r4', '2026-11-19T11:00:00.000Z', 'GET /v1/heatmap', 5));
+      await s.requestLog.record(B, row('r5', '2026-11-19T12:00:00.000Z', 'GET /v1/heatmap', 5));
+      expect((await s.requestLog.recent(A, 2)).map((r) => r.request_id)).toEqual(['r4', 'r3']);
+      expect((await s.requestLog.recent(A, 10))[0]).toEqual(row('r4', '2026-11-19T11:00:00.000Z', 'GET /v1/heatmap', 5));
+      const daily = await s.requestLog.daily(A, '2026-11-19T00:00:00.000Z');
+      const byKey = Object.fromEntries(daily.map((d) => [`${d.date} ${d.endpoint}`, [d.requests, d.credits]]));
+      expect(byKey).toEqual({ '2026-11-19 GET /v1/stats/market': [2, 2], '2026-11-19 GET /v1/heatmap': [1, 5] });
+      await s.requestLog.prune('2026-11-19T00:00:00.000Z');
+      expect((await s.requestLog.recent(A, 10)).map((r) => r.request_id)).toEqual(['r4', 'r3', 'r2']);
+    });
+  });
+
+  describe('service state', () => {
+    it('a named value only moves forward', async () => {
+      const s = await fresh();
+      expect(await s.serviceState.get('alerts.scan.imported_at')).toBeUndefined();
+      await s.serviceState.setForward('alerts.scan.imported_at', '2026-11-19T00:00:00.000Z');
+      await s.serviceState.setForward('alerts.scan.imported_at', '2026-11-18T00:00:00.000Z');
+      expect(await s.serviceState.get('alerts.scan.imported_at')).toBe('2026-11-19T00:00:00.000Z');
+      await s.serviceState.setForward('alerts.scan.imported_at', '2026-11-20T00:00:00.000Z');
+      expect(await s.serviceState.get('alerts.scan.imported_at')).toBe('2026-11-20T00:00:00.000Z');
+    });
+  });
+
+  describe('the engine', () => {
+    it('answers ping while open, names itself, and closes', async () => {
+      const s = await fresh();
+      expect(await s.ping()).toBe(true);
+      expect(['sqlite', 'postgresql']).toContain(s.engine);
+      expect(s.engine).toBe(engine.name === 'postgres' ? 'postgresql' : 'sqlite');
+    });
+  });
+});
