@@ -14,6 +14,8 @@ import { startPostgres, type TestPostgres } from '../../helpers/postgres';
 
 interface Engine {
   name: string;
+  /** Whether a job claimed by one process is refused to the others (an engine shared by several processes). */
+  jobsOncePerService: boolean;
   setup?(): Promise<void>;
   teardown?(): Promise<void>;
   /** A state over an empty database, migrated and ready. */
@@ -31,6 +33,7 @@ let pgDatabases = 0;
 export const ENGINES: Engine[] = [
   {
     name: 'sqlite',
+    jobsOncePerService: false,
     async open(clock) {
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'foncier-contract-'));
       dirs.push(dir);
@@ -44,6 +47,7 @@ export const ENGINES: Engine[] = [
   },
   {
     name: 'postgres',
+    jobsOncePerService: true,
     async setup() {
       pgServer = await startPostgres();
     },
@@ -425,9 +429,24 @@ describe.each(ENGINES)('StateStore on $name', (engine) => {
     });
   });
 
-  describe('the engine', () => {
-    it('answers ping while open, names itself, and closes', async () => {
+  describe('jobs', () => {
+    it('run a named job once for the service where the engine is shared, else in every process', async () => {
       const s = await fresh();
+      expect(await s.jobs.claim('alerts.scan.daily:2026-11-20', 'process-a', 60_000)).toBe(true);
+      // Its holder may claim it again (a retry); another process only where jobs are not shared.
+      expect(await s.jobs.claim('alerts.scan.daily:2026-11-20', 'process-a', 60_000)).toBe(true);
+      expect(await s.jobs.claim('alerts.scan.daily:2026-11-20', 'process-b', 60_000)).toBe(!engine.jobsOncePerService);
+      await s.jobs.finish('alerts.scan.daily:2026-11-20', 'process-a');
+      // Finished: not run again where it runs once per service.
+      expect(await s.jobs.claim('alerts.scan.daily:2026-11-20', 'process-b', 60_000)).toBe(!engine.jobsOncePerService);
+      expect(await s.jobs.claim('alerts.scan.daily:2026-11-21', 'process-b', 60_000)).toBe(true);
+    });
+  });
+
+  describe('the engine', () => {
+    it('serves (nothing pending to refund in a new state), answers ping while open, names itself, and closes', async () => {
+      const s = await fresh();
+      expect(await s.serve()).toBe(0);
       expect(await s.ping()).toBe(true);
       expect(['sqlite', 'postgresql']).toContain(s.engine);
       expect(s.engine).toBe(engine.name === 'postgres' ? 'postgresql' : 'sqlite');
