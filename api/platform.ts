@@ -14,6 +14,7 @@ import { ApiError, ERROR_STATUS, fromZodError, type ErrorCode } from './errors';
 import { NoDataError, QueryTimeoutError } from './db';
 import { cacheKey } from './cache';
 import type { AppContext } from './context';
+import { assessCoverage, type Coverage, type CoverageAssessment } from './horizon';
 
 type AnyObject = z.ZodObject<z.ZodRawShape>;
 type Out<S> = S extends z.ZodType ? z.output<S> : undefined;
@@ -54,6 +55,10 @@ export interface EndpointSpec<Q extends AnyObject | undefined, P extends AnyObje
    * the active-alerts cap → 409): run after the capacity gate, before the charge, on cache hits too. */
   precheck?: (prepared: Prep, call: Call) => Promise<void>;
   handler: (prepared: Prep, call: Call) => Promise<z.input<R>>;
+  /** The zone, window of sales and sources the answer reads (api/horizon.ts): run before the charge, on cache hits
+   * too. A window past the zone's loaded sales adds a notice; a needed source with no data for the zone adds a notice
+   * and makes the call free. */
+  coverage?: (prepared: Prep, call: Call) => Coverage | Promise<Coverage>;
   /** Cached endpoints: lifetime of an entry, and the `cache` field on responses. */
   cacheTtlSeconds?: number;
   /** Error codes the handler may throw after the charge that give the credits back (direct :id lookups: not_found,
@@ -281,7 +286,8 @@ export async function callEndpoint<Q extends AnyObject | undefined, P extends An
       holdsSlot = true;
     }
     if (spec.precheck) await spec.precheck(prepared, call);
-    const cost = typeof spec.credits === 'function' ? spec.credits(input, prepared) : spec.credits;
+    const coverage: CoverageAssessment | undefined = spec.coverage ? await assessCoverage(call, await spec.coverage(prepared, call)) : undefined;
+    const cost = coverage?.missing.length ? 0 : typeof spec.credits === 'function' ? spec.credits(input, prepared) : spec.credits;
 
     const held = ctx.credits.hold(key.id, cost, req.requestId);
     if (!held.ok) throw new ApiError('insufficient_credits', `this call costs ${cost} credits and the key has ${held.remaining} left`);
@@ -306,6 +312,7 @@ export async function callEndpoint<Q extends AnyObject | undefined, P extends An
       };
     } else ctx.credits.keep(chargeId);
     const out: Record<string, unknown> = { ...body };
+    if (coverage?.notices.length) out.notice = [body.notice, ...coverage.notices].filter(Boolean).join(' ');
     if (ttl) out.cache = hit ? { hit: true, ttl_seconds: hit.ttlSeconds } : { hit: false, ttl_seconds: ttl };
     if (spec.analytic ?? true) {
       out._credits = ctx.credits.creditsField(charge.used, charge.remaining);
@@ -372,6 +379,7 @@ function registerOpenApi(registry: OpenAPIRegistry, spec: AnyEndpoint, analytic:
   const operationId = spec.operationId ?? operationIdOf(spec.method, spec.path);
   let response: AnyObject = spec.response;
   if (spec.cacheTtlSeconds) response = response.extend({ cache: cacheSchema });
+  if (spec.coverage && !('notice' in response.shape)) response = response.extend({ notice: z.string().optional() });
   if (analytic) {
     response = response.extend({
       _credits: creditsSchema,

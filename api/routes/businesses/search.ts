@@ -92,6 +92,7 @@ export const searchBusinesses = defineEndpoint({
       limit: q.limit as number, include_dvf_stats: q.include_dvf_stats as boolean,
     };
   },
+  coverage: ({ latitude, longitude }) => ({ zone: { latitude, longitude }, sources: ['sirene'] }),
   async handler(p, { ctx }) {
     const dLat = p.radius_m / METERS_PER_DEGREE;
     const dLon = p.radius_m / (METERS_PER_DEGREE * Math.max(Math.cos((p.latitude * Math.PI) / 180), 0.01));

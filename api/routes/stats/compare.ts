@@ -4,6 +4,7 @@ import { ApiError, invalidParams } from '../../errors';
 import { resolveLocation, type Location } from '../../location';
 import { dateParam, enumParam, isoDay, round2, stringParam, yearsBefore, z } from '../../params';
 import { defineEndpoint, type Call } from '../../platform';
+import { zoneDepartements } from '../../horizon';
 import { cleanSales, dateWindow, salesWhere } from '../../sales/filter';
 import { pctChange } from '../../sales/analytics';
 
@@ -114,6 +115,10 @@ export const statsCompare = defineEndpoint({
     const window = dateWindow({ date_debut: q.date_debut }, now, 1);
     const notices = [...locations.flatMap((l) => l.notices), ...(window.notice ? [window.notice] : [])];
     return { locations, type: q.type_local as string, window: { date_debut: window.date_debut, date_fin: window.date_fin }, notices };
+  },
+  async coverage(p, call) {
+    const departements = (await Promise.all(p.locations.map((l) => zoneDepartements(call, l)))).flat();
+    return { zone: { departements }, window: p.window };
   },
   async handler(p, call) {
     const metrics = await Promise.all(p.locations.map((l) => zoneMetrics(call, l, p.type, p.window)));

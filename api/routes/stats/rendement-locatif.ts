@@ -81,8 +81,9 @@ export const statsRendementLocatif = defineEndpoint({
     const commune = getCommune(code);
     if (!commune) throw invalidParams([{ param: 'code_insee', issue: `${code} names no commune of the reference geography` }]);
     const notice = commune.code !== code ? `${code} is a former commune code: its commune today is ${commune.code} (${commune.nom}).` : undefined;
-    return { code: commune.code, commune: dvfName(commune.nom), type, segment, profile: type === 'Maison' ? 'maison' : `appartement_${profile}`, notice };
+    return { code: commune.code, departement: commune.departement, commune: dvfName(commune.nom), type, segment, profile: type === 'Maison' ? 'maison' : `appartement_${profile}`, notice };
   },
+  coverage: ({ departement }) => ({ zone: { departements: [departement] }, sources: ['dvf', 'anil'] }),
   async handler(p, { ctx }) {
     // Filtered on the indexed code only (at most four rows each): DuckDB uses the ART index for a single equality, and
     // scans the table when the segment is added to the condition (measured: 2 ms against 9 ms at 2 M sales).

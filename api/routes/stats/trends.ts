@@ -153,6 +153,7 @@ export const statsTrends = defineEndpoint({
     const notices = [...location.notices, ...(w.notice ? [w.notice] : [])];
     return { filter, granularity: q.granularity as Granularity, typeLocal: q.type_local ?? null, notices };
   },
+  coverage: ({ filter }) => ({ zone: filter.location, window: filter }),
   async handler(p, call) {
     const { trends, summary } = await trendsFor(call, p.filter, p.granularity);
     return {
