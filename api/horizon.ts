@@ -128,11 +128,12 @@ const depLabel = (deps: string[]) => `département${deps.length > 1 ? 's' : ''} 
 
 /**
  * The one wording of a window that reaches past the loaded sales (pure, tested on its own): undefined when the window
- * lies within them.
+ * lies within them. Calendar months decide: a window ending on 31 December of data whose last sale is on the 29th
+ * reaches no month without data, and says nothing.
  */
 export function horizonNotice(departements: string[], span: { first: string; last: string }, window: { date_debut: string; date_fin: string }): string | undefined {
-  const late = window.date_fin > span.last;
-  const early = window.date_debut < span.first;
+  const late = window.date_fin.slice(0, 7) > span.last.slice(0, 7);
+  const early = window.date_debut.slice(0, 7) < span.first.slice(0, 7);
   if (!late && !early) return undefined;
   const from = early ? span.first : window.date_debut;
   const to = late ? span.last : window.date_fin;

@@ -286,12 +286,18 @@ export async function callEndpoint<Q extends AnyObject | undefined, P extends An
       holdsSlot = true;
     }
     if (spec.precheck) await spec.precheck(prepared, call);
-    const coverage: CoverageAssessment | undefined = spec.coverage ? await assessCoverage(call, await spec.coverage(prepared, call)) : undefined;
-    const cost = coverage?.missing.length ? 0 : typeof spec.credits === 'function' ? spec.credits(input, prepared) : spec.credits;
+    const cost = typeof spec.credits === 'function' ? spec.credits(input, prepared) : spec.credits;
 
     const held = ctx.credits.hold(key.id, cost, req.requestId);
     if (!held.ok) throw new ApiError('insufficient_credits', `this call costs ${cost} credits and the key has ${held.remaining} left`);
     charge = held;
+    // After the charge, so that a key without the credits is refused before any query; a needed source with no data
+    // for the zone gives the charge back at once (api/horizon.ts).
+    const coverage: CoverageAssessment | undefined = spec.coverage ? await assessCoverage(call, await spec.coverage(prepared, call)) : undefined;
+    if (coverage?.missing.length && cost > 0) {
+      const back = ctx.credits.refundCharge(held.chargeId);
+      charge = { ...held, chargeId: undefined, used: 0, remaining: back?.remaining ?? held.remaining + cost };
+    }
     let body: Record<string, unknown>;
     if (hit) {
       body = hit.value as Record<string, unknown>;

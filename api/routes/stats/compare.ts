@@ -2,7 +2,7 @@
 // zone named and each zone's change against the same window a year earlier.
 import { ApiError, invalidParams } from '../../errors';
 import { resolveLocation, type Location } from '../../location';
-import { dateParam, enumParam, isoDay, round2, stringParam, yearsBefore, z } from '../../params';
+import { dateParam, enumParam, isoDay, required, round2, stringParam, yearsBefore, z } from '../../params';
 import { defineEndpoint, type Call } from '../../platform';
 import { zoneDepartements } from '../../horizon';
 import { cleanSales, dateWindow, salesWhere } from '../../sales/filter';
@@ -12,11 +12,15 @@ const MIN_LOCATIONS = 2;
 const MAX_LOCATIONS = 5;
 
 const query = z.object({
-  locations: stringParam({
-    description: 'URL-encoded JSON array of 2 to 5 objects, each with code_postal or commune, e.g. [{"code_postal":"75015"},{"commune":"BORDEAUX"}].',
-    max: 2000,
-    example: '[{"code_postal":"75015"},{"commune":"PARIS 18"}]',
-  }).optional(),
+  // An array of objects (a tool call's JSON arguments) is taken as its JSON text.
+  locations: required(z.preprocess(
+    (v) => (Array.isArray(v) && v.some((x) => typeof x !== 'string') ? JSON.stringify(v) : v),
+    stringParam({
+      description: 'The zones: a JSON array of 2 to 5 objects, each with code_postal or commune, e.g. [{"code_postal":"75015"},{"commune":"BORDEAUX"}].',
+      max: 2000,
+      example: '[{"code_postal":"75015"},{"commune":"PARIS 18"}]',
+    }),
+  )),
   type_local: enumParam(['Maison', 'Appartement'] as const, 'Type of the sale’s main property (default Appartement).').default('Appartement'),
   date_debut: dateParam('First day of the window (default: 1 year before today, with a notice). The window ends today.', '2024-01-01').optional(),
 });

@@ -4,7 +4,7 @@
 import { getCommune } from '../../../lib/geo';
 import { ApiError, invalidParams } from '../../errors';
 import { dvfName } from '../../location';
-import { enumParam, inseeCodeParam, round2, z } from '../../params';
+import { enumParam, inseeCodeParam, required, round2, z } from '../../params';
 import { defineEndpoint } from '../../platform';
 
 /** ANIL's reference dwellings (carte des loyers methodology): the surface its predictions are made for. */
@@ -19,7 +19,7 @@ const ATTRIBUTION =
   'advertisements published on leboncoin and SeLoger (Groupe SeLoger). Sales: DVF (DGFiP), geo-DVF by Etalab.';
 
 const query = z.object({
-  code_insee: inseeCodeParam('5-character INSEE commune or arrondissement code (2A/2B in Corsica).', { example: '69383' }).optional(),
+  code_insee: required(inseeCodeParam('5-character INSEE commune or arrondissement code (2A/2B in Corsica).', { example: '69383' })),
   type_local: enumParam(['Appartement', 'Maison'], 'Appartement (default) or Maison.').optional(),
   appartement_profile: enumParam(PROFILES, 'Apartments only: all (default), t1_t2 or t3_plus (the matching ANIL file).').optional(),
 });

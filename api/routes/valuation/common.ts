@@ -8,16 +8,12 @@ import { DEFAULT_MAX_AGE_MONTHS, ESTIMATE_SURFACE_FACTOR, estimateFrom, MIN_COMP
 import { QueryTimeoutError } from '../../db';
 import { ApiError, invalidParams } from '../../errors';
 import { locationFields, resolveLocation } from '../../location';
-import { isoDay, numberParam, z } from '../../params';
+import { isoDay, numberParam, required, z } from '../../params';
 import type { Call } from '../../platform';
 
 export const TYPE_LOCAL_2 = ['Maison', 'Appartement'] as const;
 
-/**
- * A required parameter that is checked in `prepare` rather than by zod, so that a request without any location gets
- * missing_location (specification, Location filter) and one missing a single field gets invalid_params naming it.
- */
-export const required = <T extends z.ZodType>(schema: T) => schema.optional().openapi({ param: { required: true } });
+export { required };
 
 /** Parameters both endpoints take with the same meaning. */
 export const subjectFields = {

@@ -43,7 +43,11 @@ describe('the shared wording', () => {
   it('says when the window starts before the first loaded sale, and nothing for a window inside the data', () => {
     expect(horizonNotice(['33'], { first: '2021-01-04', last: '2021-12-31' }, { date_debut: '2020-01-01', date_fin: '2021-06-30' }))
       .toBe("The loaded sales of département 33 start on 2021-01-04: 6 of the window's 18 months hold data.");
+    expect(horizonNotice(['33'], { first: '2021-01-04', last: '2021-12-31' }, { date_debut: '2020-07-01', date_fin: '2022-06-30' }))
+      .toBe("The loaded sales of département 33 start on 2021-01-04 and end on 2021-12-31: 12 of the window's 24 months hold data.");
     expect(horizonNotice(['33'], { first: '2021-01-04', last: '2021-12-31' }, { date_debut: '2021-02-01', date_fin: '2021-06-30' })).toBeUndefined();
+    // The months of the window all hold sales, though not its first and last days.
+    expect(horizonNotice(['33'], { first: '2021-01-06', last: '2021-12-29' }, { date_debut: '2021-01-01', date_fin: '2021-12-31' })).toBeUndefined();
   });
   it('counts months as the calendar does', () => {
     for (const [a, b] of [['2023-11-28', '2024-12-31'], ['2024-01-01', '2024-12-31'], ['2025-11-28', '2026-11-28'], ['2021-01-04', '2021-06-30']]) {
