@@ -10,7 +10,7 @@ import type { HoldResult } from './credits';
 import type { KeyRecord } from './store';
 import { PLANS } from './store';
 import { round2, z } from './params';
-import { ApiError, ERROR_STATUS, fromZodError, type ErrorCode } from './errors';
+import { ApiError, ERROR_STATUS, fromZodError, invalidParams, type ErrorCode } from './errors';
 import { NoDataError, QueryTimeoutError } from './db';
 import { cacheKey } from './cache';
 import type { AppContext } from './context';
@@ -198,8 +198,12 @@ export function rateLimit(ctx: AppContext, key: KeyRecord, headers: Record<strin
   }
 }
 
+/** A request body that is not JSON (another Content-Type): refused as a whole rather than field by field. */
+export const NOT_JSON = Symbol('not JSON');
+
 function parse<S extends z.ZodType | undefined>(schema: S, value: unknown, where: 'query' | 'path' | 'body'): Out<S> {
   if (!schema) return undefined as Out<S>;
+  if (value === NOT_JSON) throw invalidParams([{ param: 'body', issue: 'must be JSON: send it with Content-Type: application/json' }]);
   const r = schema.safeParse(value ?? {});
   if (!r.success) throw fromZodError(r.error, where);
   return r.data as Out<S>;
@@ -350,7 +354,9 @@ export function mountEndpoint<Q extends AnyObject | undefined, P extends AnyObje
 ): void {
   app[spec.method](spec.path, async (req: Request, res: Response) => {
     const requestId = (res.locals.requestId as string | undefined) ?? requestIdOf(req.get('x-request-id'));
-    const r = await callEndpoint(ctx, spec, { key: credentialOf(req), input: { query: req.query, params: req.params, body: req.body }, requestId, settleOnDelivery: true });
+    // A body the JSON parser left alone (sent as text/plain, a form…) is not JSON: one error says so.
+    const body = spec.body && req.body === undefined && req.is('application/json') === false ? NOT_JSON : req.body;
+    const r = await callEndpoint(ctx, spec, { key: credentialOf(req), input: { query: req.query, params: req.params, body }, requestId, settleOnDelivery: true });
 
     // For the access log (api/log.ts): the key's id and credits, and the stack of an unforeseen server error.
     res.locals.keyId = r.keyId;

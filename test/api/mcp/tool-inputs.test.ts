@@ -46,7 +46,7 @@ describe('required arguments', () => {
     expect(checked).toBeGreaterThan(10);
   });
   it('the valuation tools publish what prepare requires', () => {
-    expect(requiredOf('getEstimate')).toEqual(expect.arrayContaining(['latitude', 'longitude', 'surface', 'type_local']));
+    expect(requiredOf('getEstimate')).toEqual(expect.arrayContaining(['latitude', 'longitude', 'surface']));
     expect(requiredOf('getComparables')).toEqual(expect.arrayContaining(['latitude', 'longitude', 'type_local', 'surface_min', 'surface_max']));
     expect(requiredOf('getStatsCompare')).toContain('locations');
     expect(requiredOf('getStatsRendementLocatif')).toContain('code_insee');

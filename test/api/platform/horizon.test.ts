@@ -21,7 +21,7 @@ beforeAll(async () => {
     `select code_departement, max(date_mutation)::VARCHAR as last from '${path.join(demoRoot, 'marts', 'ventes.parquet')}' group by 1`,
   );
   for (const r of rows) lastSale.set(r.code_departement as string, r.last as string);
-}, 180_000);
+}, 600_000);
 afterAll(async () => {
   await demo?.close();
   await sample?.close();
@@ -128,5 +128,25 @@ describe('a source with no data for the zone: 200, named, not charged', () => {
     expect(r.status).toBe(200);
     expect(r.body._credits.used).toBe(5);
     expect(balanceOf(sample, key)).toBe(before - 5);
+  });
+});
+
+describe('meta/sources never shows a future date', () => {
+  it('date_max is the latest served date up to today, read from the mart', async () => {
+    const today = '2025-06-30';
+    demo.clock.set(`${today}T12:00:00Z`);
+    try {
+      const file = path.join(demo.dataRoot, 'marts', 'dpe_diagnostics.parquet');
+      const [row] = await queryParquet(
+        `select max(date_etablissement_dpe)::VARCHAR as all_max, max(date_etablissement_dpe) filter (date_etablissement_dpe <= DATE '${today}')::VARCHAR as max_today from '${file}'`,
+      );
+      // The demo holds diagnostics dated after this day (those that follow their sale), so the rule is exercised.
+      expect(String(row.all_max) > today).toBe(true);
+      const r = await demo.get('/v1/meta/sources', demo.key());
+      const dpe = r.body.sources.find((s: { source: string }) => s.source === 'dpe');
+      expect(dpe.date_max).toBe(row.max_today);
+    } finally {
+      demo.clock.set(NOW);
+    }
   });
 });
