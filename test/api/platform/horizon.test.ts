@@ -150,3 +150,23 @@ describe('meta/sources never shows a future date', () => {
     }
   });
 });
+
+describe('stats/trends: no change against a period that is not whole', () => {
+  it('yearly: the year the default window cuts gives no change to the next one, and the notice says which', async () => {
+    const key = demo.key();
+    const r = await demo.get('/v1/stats/trends?commune=BORDEAUX&granularity=year', key);
+    expect(r.status).toBe(200);
+    // The window starts on 2021-11-28: 2021 holds five weeks of it, so 2022 is not compared with it.
+    expect(r.body.location.date_debut).toBe('2021-11-28');
+    const year = (y: string) => r.body.trends.find((t: { period: string }) => t.period === y);
+    expect(year('2021')).toBeDefined();
+    expect(year('2022').yoy_change).toEqual({ price_median_pct: null, price_m2_pct: null });
+    expect(year('2023').yoy_change.price_m2_pct).not.toBeNull();
+    expect(r.body.notice).toContain('yoy_change is null for 2022:');
+    // The same years inside a window that holds them whole are compared.
+    const whole = await demo.get('/v1/stats/trends?commune=BORDEAUX&granularity=year&date_debut=2021-01-01&date_fin=2023-12-31', key);
+    const y2022 = whole.body.trends.find((t: { period: string }) => t.period === '2022');
+    expect(y2022.yoy_change.price_m2_pct).not.toBeNull();
+    expect(whole.body.notice).toBeUndefined();
+  });
+});
