@@ -19,14 +19,14 @@ export const DEPARTEMENT_PATTERN = '^(0?[1-9]|1\\d|2[1-9]|[3-8]\\d|9[0-5]|2[ABab
  * own (params.ts, Examples).
  */
 export const locationFields = {
-  code_postal: stringParam({ description: 'Postal code (5 digits).', pattern: /^\d{5}$/, issue: 'must be a 5-digit postal code', example: '75015' }).optional(),
+  code_postal: stringParam({ description: 'Postal code (5 digits).', code: true, pattern: /^\d{5}$/, issue: 'must be a 5-digit postal code', example: '75015' }).optional(),
   commune: stringParam({
     description:
       'Commune name or INSEE code, case- and accent-insensitive. PARIS, LYON and MARSEILLE mean all their arrondissements; ' +
       '"PARIS 15", "PARIS 15E ARRONDISSEMENT" and 75115 name one arrondissement.',
     examples: ['PARIS 15', 'LYON', '33063'],
   }).optional(),
-  code_departement: stringParam({ description: 'Département code (01–95, 2A, 2B, 971–974, 976).', examples: ['33', '2A', '971'] })
+  code_departement: stringParam({ description: 'Département code (01–95, 2A, 2B, 971–974, 976).', code: true, examples: ['33', '2A', '971'] })
     .openapi({ pattern: DEPARTEMENT_PATTERN })
     .optional(),
   latitude: numberParam({ min: -90, max: 90, description: 'WGS84 latitude; requires longitude.', examples: [48.8414] }).optional(),

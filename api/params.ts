@@ -86,19 +86,36 @@ export function enumParam<const T extends readonly [string, ...string[]]>(values
     .openapi({ description });
 }
 
-export function stringParam(opts: { description: string; pattern?: RegExp; issue?: string; max?: number } & Examples<string>) {
+/**
+ * A code typed as a string (postal code, INSEE code, département, SIREN) given as a JSON number, as some MCP clients
+ * and JSON bodies send it: a non-negative integer becomes its decimal digits (75015 → "75015") and the code's own
+ * pattern judges them, so a number that lost its leading zero (1000 for "01000") is refused with the message a string
+ * would get. Query strings are always strings: REST is unchanged.
+ */
+export function codeFromNumber(v: unknown): unknown {
+  return typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? String(v) : v;
+}
+
+/**
+ * A parameter the operation requires although zod lets it be absent: `prepare` checks it, so that a request without
+ * any location gets missing_location (specification, Location filter) and one missing a single field gets
+ * invalid_params naming it. The mark is published: `required` in the OpenAPI parameter and in the MCP tool's schema.
+ */
+export const required = <T extends z.ZodType>(schema: T) => schema.optional().openapi({ param: { required: true } });
+
+export function stringParam(opts: { description: string; pattern?: RegExp; issue?: string; max?: number; code?: boolean } & Examples<string>) {
   let s = z.string({ error: shapeIssue('must be a string') }).trim().min(1, { error: 'must not be empty' }).max(opts.max ?? 200, {
     error: `must be at most ${opts.max ?? 200} characters`,
   });
   if (opts.pattern) s = s.regex(opts.pattern, { error: opts.issue ?? `must match ${opts.pattern}` });
-  return z.preprocess(single, s).openapi({ description: opts.description, example: opts.example, examples: opts.examples });
+  return z.preprocess(opts.code ? (v) => codeFromNumber(single(v)) : single, s).openapi({ description: opts.description, example: opts.example, examples: opts.examples });
 }
 
 /** A 5-character INSEE commune code: digits, or 2A/2B and three digits in Corsica (either case). The case is spelled
  * out in the class rather than with an `i` flag, which JSON Schema patterns cannot carry (the OpenAPI document would
  * publish the flag inside the pattern). Documented with an example, prefilled only where the operation asks. */
 export function inseeCodeParam(description: string, examples: Examples<string> = { examples: ['33063'] }) {
-  return stringParam({ description, pattern: /^(\d{5}|2[ABab]\d{3})$/, issue: 'must be a 5-character INSEE commune code (digits, or 2A/2B and 3 digits in Corsica)', ...examples });
+  return stringParam({ description, code: true, pattern: /^(\d{5}|2[ABab]\d{3})$/, issue: 'must be a 5-character INSEE commune code (digits, or 2A/2B and 3 digits in Corsica)', ...examples });
 }
 
 export const TYPE_LOCAL_4 = ['Maison', 'Appartement', 'Terrain', 'Local commercial'] as const;

@@ -10,10 +10,11 @@ import { creditsField, type HoldResult } from './credits';
 import type { KeyRecord } from './store';
 import { PLANS } from './store';
 import { round2, z } from './params';
-import { ApiError, ERROR_STATUS, fromZodError, type ErrorCode } from './errors';
+import { ApiError, ERROR_STATUS, fromZodError, invalidParams, type ErrorCode } from './errors';
 import { NoDataError, QueryTimeoutError } from './db';
 import { cacheKey } from './cache';
 import type { AppContext } from './context';
+import { assessCoverage, type Coverage, type CoverageAssessment } from './horizon';
 
 type AnyObject = z.ZodObject<z.ZodRawShape>;
 type Out<S> = S extends z.ZodType ? z.output<S> : undefined;
@@ -54,6 +55,10 @@ export interface EndpointSpec<Q extends AnyObject | undefined, P extends AnyObje
    * the active-alerts cap → 409): run after the capacity gate, before the charge, on cache hits too. */
   precheck?: (prepared: Prep, call: Call) => Promise<void>;
   handler: (prepared: Prep, call: Call) => Promise<z.input<R>>;
+  /** The zone, window of sales and sources the answer reads (api/horizon.ts): run before the charge, on cache hits
+   * too. A window past the zone's loaded sales adds a notice; a needed source with no data for the zone adds a notice
+   * and makes the call free. */
+  coverage?: (prepared: Prep, call: Call) => Coverage | Promise<Coverage>;
   /** Cached endpoints: lifetime of an entry, and the `cache` field on responses. */
   cacheTtlSeconds?: number;
   /** Error codes the handler may throw after the charge that give the credits back (direct :id lookups: not_found,
@@ -194,8 +199,12 @@ export async function rateLimit(ctx: AppContext, key: KeyRecord, headers: Record
   }
 }
 
+/** A request body that is not JSON (another Content-Type): refused as a whole rather than field by field. */
+export const NOT_JSON = Symbol('not JSON');
+
 function parse<S extends z.ZodType | undefined>(schema: S, value: unknown, where: 'query' | 'path' | 'body'): Out<S> {
   if (!schema) return undefined as Out<S>;
+  if (value === NOT_JSON) throw invalidParams([{ param: 'body', issue: 'must be JSON: send it with Content-Type: application/json' }]);
   const r = schema.safeParse(value ?? {});
   if (!r.success) throw fromZodError(r.error, where);
   return r.data as Out<S>;
@@ -287,6 +296,13 @@ export async function callEndpoint<Q extends AnyObject | undefined, P extends An
     const held = await ctx.state.credits.hold(key.id, cost, req.requestId);
     if (!held.ok) throw new ApiError('insufficient_credits', `this call costs ${cost} credits and the key has ${held.remaining} left`);
     charge = held;
+    // After the charge, so that a key without the credits is refused before any query; a needed source with no data
+    // for the zone gives the charge back at once (api/horizon.ts).
+    const coverage: CoverageAssessment | undefined = spec.coverage ? await assessCoverage(call, await spec.coverage(prepared, call)) : undefined;
+    if (coverage?.missing.length && cost > 0) {
+      const back = await ctx.state.credits.refundCharge(held.chargeId);
+      charge = { ...held, chargeId: undefined, used: 0, remaining: back?.remaining ?? held.remaining + cost };
+    }
     let body: Record<string, unknown>;
     if (hit) {
       body = hit.value as Record<string, unknown>;
@@ -306,6 +322,7 @@ export async function callEndpoint<Q extends AnyObject | undefined, P extends An
       };
     } else await settleCharge(ctx, chargeId, true);
     const out: Record<string, unknown> = { ...body };
+    if (coverage?.notices.length) out.notice = [body.notice, ...coverage.notices].filter(Boolean).join(' ');
     if (ttl) out.cache = hit ? { hit: true, ttl_seconds: hit.ttlSeconds } : { hit: false, ttl_seconds: ttl };
     if (spec.analytic ?? true) {
       out._credits = creditsField(charge.used, charge.remaining, ctx.clock.now());
@@ -343,7 +360,9 @@ export function mountEndpoint<Q extends AnyObject | undefined, P extends AnyObje
 ): void {
   app[spec.method](spec.path, async (req: Request, res: Response) => {
     const requestId = (res.locals.requestId as string | undefined) ?? requestIdOf(req.get('x-request-id'));
-    const r = await callEndpoint(ctx, spec, { key: credentialOf(req), input: { query: req.query, params: req.params, body: req.body }, requestId, settleOnDelivery: true });
+    // A body the JSON parser left alone (sent as text/plain, a form…) is not JSON: one error says so.
+    const body = spec.body && req.body === undefined && req.is('application/json') === false ? NOT_JSON : req.body;
+    const r = await callEndpoint(ctx, spec, { key: credentialOf(req), input: { query: req.query, params: req.params, body }, requestId, settleOnDelivery: true });
 
     // For the access log (api/log.ts): the key's id and credits, and the stack of an unforeseen server error.
     res.locals.keyId = r.keyId;
@@ -378,6 +397,7 @@ function registerOpenApi(registry: OpenAPIRegistry, spec: AnyEndpoint, analytic:
   const operationId = spec.operationId ?? operationIdOf(spec.method, spec.path);
   let response: AnyObject = spec.response;
   if (spec.cacheTtlSeconds) response = response.extend({ cache: cacheSchema });
+  if (spec.coverage && !('notice' in response.shape)) response = response.extend({ notice: z.string().optional() });
   if (analytic) {
     response = response.extend({
       _credits: creditsSchema,

@@ -82,6 +82,13 @@ function inputSchemaOf(spec: AnyEndpoint): Tool['inputSchema'] {
     const js = jsonSchemaOf(part, 'input');
     Object.assign(properties, js.properties ?? {});
     required.push(...((js.required as string[] | undefined) ?? []));
+    // Parameters zod lets be absent but the operation requires (params.ts, required()): required here too.
+    if (part instanceof z.ZodObject) {
+      for (const [name, field] of Object.entries(part.shape as z.ZodRawShape)) {
+        const meta = zodToOpenAPIRegistry.get(field as never) as { param?: { required?: boolean } } | undefined;
+        if (meta?.param?.required && !required.includes(name)) required.push(name);
+      }
+    }
   }
   if (spec.body && !bodyIsFlat(spec)) {
     const { $schema: _, ...body } = jsonSchemaOf(spec.body, 'input');

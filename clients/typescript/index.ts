@@ -39,7 +39,7 @@ export type PaginatedOperationId = {
 
 /** The element type of a page's list (transactions, properties, alerts…). */
 export type ItemOf<K extends PaginatedOperationId> = {
-  [P in keyof ResponseOf<K>]: ResponseOf<K>[P] extends readonly (infer T)[] ? T : never;
+  [P in keyof ResponseOf<K>]-?: NonNullable<ResponseOf<K>[P]> extends readonly (infer T)[] ? T : never;
 }[keyof ResponseOf<K>];
 
 export type ErrorBody = components['schemas']['Error'];

@@ -97,6 +97,7 @@ export type GetAccountUsageResponse = components['schemas']['GetAccountUsageResp
 export type GetAccountRequestsResponse = components['schemas']['GetAccountRequestsResponse'];
 export type PostPortfolioResponse = components['schemas']['PostPortfolioResponse'];
 export type PortfolioProperty = components['schemas']['PortfolioProperty'];
+export type PortfolioEstimateInputs = components['schemas']['PortfolioEstimateInputs'];
 export type PortfolioCreate = components['schemas']['PortfolioCreate'];
 export type GetPortfolioResponse = components['schemas']['GetPortfolioResponse'];
 export type GetPortfolioByIdResponse = components['schemas']['GetPortfolioByIdResponse'];

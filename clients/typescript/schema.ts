@@ -911,6 +911,7 @@ export interface components {
                 total: number;
                 has_more: boolean;
             };
+            notice?: string;
             _credits: components["schemas"]["Credits"];
             /** @description Server processing time in milliseconds. */
             query_time_ms: number;
@@ -994,7 +995,8 @@ export interface components {
                 /** @description Habitable surface of the diagnostic over the sold built surface, minus 1, in percent. */
                 surface_gap_pct: number | null;
             };
-            transaction_id: number;
+            /** @description The transaction id, as a string (as in /v1/transactions/:id/bdnb). */
+            transaction_id: string;
             _credits: components["schemas"]["Credits"];
             /** @description Server processing time in milliseconds. */
             query_time_ms: number;
@@ -1344,6 +1346,7 @@ export interface components {
                 /** @description French lower-case month names, quietest first. */
                 least_active_months: string[];
             };
+            notice?: string;
             _credits: components["schemas"]["Credits"];
             /** @description Server processing time in milliseconds. */
             query_time_ms: number;
@@ -1377,6 +1380,7 @@ export interface components {
                 date_debut: string;
                 date_fin: string;
             };
+            notice?: string;
             _credits: components["schemas"]["Credits"];
             /** @description Server processing time in milliseconds. */
             query_time_ms: number;
@@ -1425,6 +1429,7 @@ export interface components {
                     sufficient: boolean;
                 };
             } | null;
+            notice?: string;
             _credits: components["schemas"]["Credits"];
             /** @description Server processing time in milliseconds. */
             query_time_ms: number;
@@ -1608,12 +1613,17 @@ export interface components {
             estimate: components["schemas"]["ValuationEstimate"];
             /** @description Why estimate is null. */
             message?: string;
+            /** @description The property as valued: the parameters given, null when not given. */
             input: {
                 latitude: number;
                 longitude: number;
                 surface: number;
                 /** @enum {string} */
                 type_local: "Maison" | "Appartement";
+                pieces: number | null;
+                /** @enum {string|null} */
+                classe_dpe: "A" | "B" | "C" | "D" | "E" | "F" | "G" | null;
+                annee_construction: number | null;
             };
             /**
              * @description The day max_age_months counts back from: today, or the latest sale loaded for the département when the data ends earlier (DVF is published months after the sales).
@@ -1946,6 +1956,7 @@ export interface components {
                 type: "all" | "agence" | "notaire" | "promoteur" | "gestionnaire" | "marchand" | "courtier" | "bailleur";
             };
             cache: components["schemas"]["Cache"];
+            notice?: string;
             _credits: components["schemas"]["Credits"];
             /** @description Server processing time in milliseconds. */
             query_time_ms: number;
@@ -2034,6 +2045,7 @@ export interface components {
             prix_m2_median_zone: number | null;
             /** @description Sales counted in the brackets (Σ nb). */
             nb_total: number;
+            notice?: string;
             _credits: components["schemas"]["Credits"];
             /** @description Server processing time in milliseconds. */
             query_time_ms: number;
@@ -2056,6 +2068,7 @@ export interface components {
             total_transactions_zone: number;
             /** @description Why score is null. */
             message?: string;
+            notice?: string;
             _credits: components["schemas"]["Credits"];
             /** @description Server processing time in milliseconds. */
             query_time_ms: number;
@@ -2107,6 +2120,7 @@ export interface components {
                 /** @description Snapshot sources (SIRENE): the date of the stock served (YYYY-MM-DD); null for the others. */
                 snapshot: string | null;
                 date_min: string | null;
+                /** @description Latest date of the served rows, today at most (rows dated in the future are source errors and do not count). */
                 date_max: string | null;
                 last_imported_at: string | null;
             }[];
@@ -2225,8 +2239,23 @@ export interface components {
             estimate_reference_date?: string | null;
             /** @description Why the estimate fields are null. */
             estimate_message?: string;
+            estimate_inputs?: components["schemas"]["PortfolioEstimateInputs"];
             created_at: string;
             updated_at: string;
+        };
+        /** @description The DPE class and construction year the estimate was adjusted to and where they came from, so that a difference from GET /v1/estimate called with the property’s fields can be explained. */
+        PortfolioEstimateInputs: {
+            /** @description The energy class the estimate was adjusted to: that of the diagnostic matched to the property’s own sale; null: no class used. */
+            classe_dpe: string | null;
+            /** @description The construction year the estimate was adjusted to: that of the building matched to the property’s own sale; null: no year used. */
+            annee_construction: number | null;
+            /**
+             * @description Where the values came from: dpe when the class was borrowed from the energy diagnostic (DPE) of the sale found at the property’s point (a year then comes from that sale’s BDNB building), bdnb when only a construction year was borrowed from that building, user when nothing was borrowed (the estimate is that of GET /v1/estimate with the property’s own fields).
+             * @enum {string}
+             */
+            source: "user" | "dpe" | "bdnb";
+            /** @description Distance from the property’s point to the sale the values were borrowed from (m); null with source user. */
+            distance_m: number | null;
         };
         /**
          * @example {
@@ -3276,9 +3305,9 @@ export interface operations {
     };
     getStatsCompare: {
         parameters: {
-            query?: {
-                /** @description URL-encoded JSON array of 2 to 5 objects, each with code_postal or commune, e.g. [{"code_postal":"75015"},{"commune":"BORDEAUX"}]. */
-                locations?: string;
+            query: {
+                /** @description The zones: a JSON array of 2 to 5 objects, each with code_postal or commune, e.g. [{"code_postal":"75015"},{"commune":"BORDEAUX"}]. */
+                locations: string;
                 /** @description Type of the sale’s main property (default Appartement). */
                 type_local?: "Maison" | "Appartement";
                 /** @description First day of the window (default: 1 year before today, with a notice). The window ends today. */
@@ -3512,9 +3541,9 @@ export interface operations {
     };
     getStatsRendementLocatif: {
         parameters: {
-            query?: {
+            query: {
                 /** @description 5-character INSEE commune or arrondissement code (2A/2B in Corsica). */
-                code_insee?: string;
+                code_insee: string;
                 /** @description Appartement (default) or Maison. */
                 type_local?: "Appartement" | "Maison";
                 /** @description Apartments only: all (default), t1_t2 or t3_plus (the matching ANIL file). */
@@ -5320,11 +5349,11 @@ export interface operations {
     };
     getBusinessesSearch: {
         parameters: {
-            query?: {
+            query: {
                 /** @description WGS84 latitude (required, with longitude). */
-                latitude?: number;
+                latitude: number;
                 /** @description WGS84 longitude (required, with latitude). */
-                longitude?: number;
+                longitude: number;
                 /** @description Search radius in metres (default 1000). */
                 radius_m?: number;
                 /** @description Business type (default all). */

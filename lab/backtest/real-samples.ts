@@ -4,9 +4,12 @@
 // `npm run lab -- backtest-real [--samples DIR]`.
 import fs from 'node:fs';
 import path from 'node:path';
-import readline from 'node:readline';
 import zlib from 'node:zlib';
 import { splitDelimited } from '../../lib/csv';
+import { COLUMNS, csvField, fileLines, GEO_HEADER, geoReader } from '../../lib/geo-dvf-files';
+
+// The readers moved to lib/geo-dvf-files.ts (the pipeline reads re-saved files too); re-exported for the backtest.
+export { COLUMNS, fileLines, geoReader };
 
 export interface RealDataset {
   /** Section of docs/valuation.md. */
@@ -19,16 +22,7 @@ export interface RealDataset {
   annees: number[];
 }
 
-const GEO_HEADER =
-  'id_mutation,date_mutation,numero_disposition,nature_mutation,valeur_fonciere,adresse_numero,adresse_suffixe,adresse_nom_voie,' +
-  'adresse_code_voie,code_postal,code_commune,nom_commune,code_departement,ancien_code_commune,ancien_nom_commune,id_parcelle,' +
-  'ancien_id_parcelle,numero_volume,lot1_numero,lot1_surface_carrez,lot2_numero,lot2_surface_carrez,lot3_numero,lot3_surface_carrez,' +
-  'lot4_numero,lot4_surface_carrez,lot5_numero,lot5_surface_carrez,nombre_lots,code_type_local,type_local,surface_reelle_bati,' +
-  'nombre_pieces_principales,code_nature_culture,nature_culture,code_nature_culture_speciale,nature_culture_speciale,surface_terrain,' +
-  'longitude,latitude';
-export const COLUMNS = GEO_HEADER.split(',');
 
-const csvField = (v: string) => (/[",\n]/.test(v) ? `"${v.replaceAll('"', '""')}"` : v);
 
 export interface LineWriter {
   write(line: string): Promise<void>;
@@ -65,41 +59,6 @@ async function geoWriter(file: string): Promise<GeoWriter> {
   return { write: (r) => out.write(r.map(csvField).join(',')), end: () => out.end() };
 }
 
-/** Numeric geo-DVF columns, whose decimal comma a French spreadsheet may have written. */
-const DECIMALS = new Set(['valeur_fonciere', 'surface_reelle_bati', 'surface_terrain', 'longitude', 'latitude', 'nombre_pieces_principales',
-  ...[1, 2, 3, 4, 5].map((k) => `lot${k}_surface_carrez`)]);
-
-/**
- * A reader of geo-DVF lines written by another tool, back in the Etalab form: the columns found by name (any order,
- * extra columns such as a pandas index ignored), `,` or `;` as separator, and what spreadsheets and dataframes do to
- * the values undone — DD/MM/YYYY dates to ISO, decimal commas to points, float codes (`83137.0`) to integers, and
- * the zeros they drop put back (`numero_disposition` to 6 digits, a numeric `adresse_code_voie` to 4, postal and
- * commune codes to 5, the département to 2, the parcel id to 14). Undefined when a geo-DVF column is missing.
- */
-export function geoReader(header: string): ((line: string) => string[]) | undefined {
-  const sep = header.split(';').length > header.split(',').length ? ';' : ',';
-  const names = splitDelimited(header.replace(/^\uFEFF/, ''), sep).map((n) => n.trim());
-  const at = COLUMNS.map((c) => names.indexOf(c));
-  if (at.includes(-1)) return undefined;
-  const pad = (v: string, n: number) => (/^\d+$/.test(v) ? v.padStart(n, '0') : v);
-  const widths: Record<string, number> = {
-    numero_disposition: 6, adresse_code_voie: 4, code_postal: 5, code_commune: 5, ancien_code_commune: 5, code_departement: 2,
-  };
-  return (line) => {
-    const f = splitDelimited(line, sep);
-    if (f.length !== names.length) throw new Error(`expected ${names.length} fields, got ${f.length}: ${line.slice(0, 80)}`);
-    return COLUMNS.map((c, i) => {
-      let v = f[at[i]];
-      const dmy = c === 'date_mutation' && /^(\d\d)\/(\d\d)\/(\d{4})$/.exec(v);
-      if (dmy) v = `${dmy[3]}-${dmy[2]}-${dmy[1]}`;
-      if (DECIMALS.has(c) && /^-?\d+,\d+$/.test(v)) v = v.replace(',', '.');
-      if (c in widths) v = pad(v.replace(/^(\d+)\.0+$/, '$1'), widths[c]);
-      if (c === 'id_parcelle' && /^\d[0-9A-Z]{12}$/.test(v)) v = `0${v}`; // a parcel of départements 01–09 that lost its zero
-      return v;
-    });
-  };
-}
-
 /** One line of the Excel re-save (file 5 of PROVENANCE.md) back in the Etalab form. */
 export const fromExcelResave = geoReader(GEO_HEADER.replaceAll(',', ';'))!;
 
@@ -133,13 +92,6 @@ function kindOf(header: string): { kind: Kind; read: (line: string) => string[] 
   if (!read) return undefined;
   const kind = header === GEO_HEADER ? 'geo-DVF' : header.includes(';') ? 'Excel re-save' : 're-saved geo-DVF';
   return { kind, read: kind === 'geo-DVF' ? (line) => splitDelimited(line, ',') : read };
-}
-
-/** The lines of a text file, gunzipped when its name ends in .gz. */
-export async function* fileLines(file: string): AsyncGenerator<string> {
-  const raw = fs.createReadStream(file);
-  const input = file.endsWith('.gz') ? raw.pipe(zlib.createGunzip()) : raw;
-  for await (const line of readline.createInterface({ input, crlfDelay: Infinity })) yield line;
 }
 
 async function headerOf(file: string): Promise<string> {

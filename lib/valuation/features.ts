@@ -144,12 +144,12 @@ export function applyFeatures<C extends FeaturedComparable>(pool: C[], subject: 
  * point (within 25 m: DVF points are parcel centroids), of its type, with a surface within ±10 % (the most recent
  * such sale, then the nearest); its matched diagnostic's class and its matched building's year, when it has them.
  */
-export async function featuresOfSale(query: QueryFn, p: { latitude: number; longitude: number; typeLocal: string; surface: number }): Promise<SubjectFeatures & { id: number | null }> {
+export async function featuresOfSale(query: QueryFn, p: { latitude: number; longitude: number; typeLocal: string; surface: number }): Promise<SubjectFeatures & { id: number | null; distance_m: number | null }> {
   const distanceSql = haversineSql('$lat', '$lon', 'c.latitude', 'c.longitude');
   const dLat = (SALE_MATCH_M / METERS_PER_DEGREE) * 1.001;
   const dLon = dLat / Math.max(0.01, Math.cos((p.latitude * Math.PI) / 180));
   const [row] = await query(
-    `select c.id, c.classe_dpe, c.annee_construction
+    `select c.id, c.classe_dpe, c.annee_construction, ${distanceSql} as distance_m
      from valuation_ventes c
      where c.type_local = $t and c.latitude between $lat - $dlat and $lat + $dlat and c.longitude between $lon - $dlon and $lon + $dlon
        and ${distanceSql} <= ${SALE_MATCH_M} and c.surface_reelle_bati between $s / 1.1 and $s * 1.1
@@ -157,10 +157,11 @@ export async function featuresOfSale(query: QueryFn, p: { latitude: number; long
      limit 1`,
     { t: p.typeLocal, lat: p.latitude, lon: p.longitude, dlat: dLat, dlon: dLon, s: p.surface },
   );
-  if (!row) return { ...NO_FEATURES, id: null };
+  if (!row) return { ...NO_FEATURES, id: null, distance_m: null };
   const cls = row.classe_dpe as string | null;
   return {
     id: Number(row.id),
+    distance_m: Math.round(Number(row.distance_m) * 10) / 10,
     classe_dpe: cls && (DPE_CLASSES as readonly string[]).includes(cls) ? (cls as DpeClass) : null,
     annee_construction: row.annee_construction === null || row.annee_construction === undefined ? null : Number(row.annee_construction),
   };

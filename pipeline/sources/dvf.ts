@@ -1,8 +1,10 @@
 // DVF source: both published formats (Etalab geo-DVF per département and year, DGFiP raw national file per year)
 // parsed by DuckDB into one normalised line schema, deduplicated, keyed, and written as (département, year) partitions.
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { all, lit, run } from '../../lib/duck';
+import { normaliseGeoDvfFile } from '../../lib/geo-dvf-files';
 import { DVF_DEPARTEMENTS, DVF_SCHEMA, dvfDeclaration } from '../../lib/sources/dvf';
 import type { ImportContext, ImportItem, ImportResult, Part, Selection, Source } from './types';
 import { fillSql, readSql as readSqlFile } from '../../lib/sql-file';
@@ -85,9 +87,17 @@ export const dvfSource: Source = {
     // `owned` says whether that file owns the line's partition (its département and year).
     step('read and normalise');
     const fileOwns = items.map(({ part }, i) => `(${i}::UBIGINT, [${departementsOf(part).map(lit).join(', ')}])`).join(', ');
-    await run(conn, `CREATE OR REPLACE TEMP TABLE staged AS
-      SELECT s.*, coalesce(list_contains(f.departements, s.code_departement) AND year(s.date_mutation) = ${annee}, false) AS owned
-      FROM (${stagingSql(format, items.map((i) => i.file.path))}) s JOIN (VALUES ${fileOwns}) f(file_index, departements) USING (file_index)`);
+    // A geo-DVF file re-saved by a spreadsheet or a dataframe is rewritten in the published form first (a file whose
+    // header is not geo-DVF's is refused, naming the file); published files are read as they are.
+    const tmp = format === 'geo-dvf' ? fs.mkdtempSync(path.join(os.tmpdir(), 'foncier-dvf-resave-')) : undefined;
+    try {
+      const paths = tmp ? await Promise.all(items.map((i) => normaliseGeoDvfFile(i.file.path, tmp))) : items.map((i) => i.file.path);
+      await run(conn, `CREATE OR REPLACE TEMP TABLE staged AS
+        SELECT s.*, coalesce(list_contains(f.departements, s.code_departement) AND year(s.date_mutation) = ${annee}, false) AS owned
+        FROM (${stagingSql(format, paths)}) s JOIN (VALUES ${fileOwns}) f(file_index, departements) USING (file_index)`);
+    } finally {
+      if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+    }
     await run(conn, 'CREATE OR REPLACE TEMP VIEW lines AS SELECT rowid AS rid, * FROM staged WHERE owned');
 
     step('count anomalies');

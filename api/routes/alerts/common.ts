@@ -2,7 +2,7 @@
 // (the state, scoped to its key) and the plan rule (Scale and Enterprise only).
 import crypto from 'node:crypto';
 import { ApiError, invalidParams, type ParamIssue } from '../../errors';
-import { z } from '../../params';
+import { codeFromNumber, z } from '../../params';
 import type { Call } from '../../platform';
 import { ALERT_VALUE_COLUMNS, randomBase62, type AlertRow, type AlertValues as StoredAlertValues } from '../../store';
 import { hostOf, hostProblem } from '../../webhooks/ssrf';
@@ -16,7 +16,7 @@ const amount = (unit: string) => z.number({ error: `must be a number (${unit})` 
 
 /** The criteria; null clears one on PUT. */
 export const criteriaFields = {
-  code_postal: z.string({ error: 'must be a string' }).regex(/^\d{5}$/, { error: 'must be a 5-digit postal code' }).nullable(),
+  code_postal: z.preprocess(codeFromNumber, z.string({ error: 'must be a string' }).regex(/^\d{5}$/, { error: 'must be a 5-digit postal code' }).nullable()),
   commune: z
     .string({ error: 'must be a string' })
     .trim()
@@ -25,10 +25,13 @@ export const criteriaFields = {
     .nullable()
     .openapi({ description: 'Commune name (case- and accent-insensitive) or INSEE code.' }),
   // The case is spelled out in the class: an `i` flag cannot be carried by the JSON Schema pattern the document publishes.
-  code_departement: z
-    .string({ error: 'must be a string' })
-    .regex(/^(\d{2}|2[ABab]|97[1-6])$/, { error: 'must be a département code (01–95, 2A, 2B, 971–976)' })
-    .nullable(),
+  code_departement: z.preprocess(
+    codeFromNumber,
+    z
+      .string({ error: 'must be a string' })
+      .regex(/^(\d{2}|2[ABab]|97[1-6])$/, { error: 'must be a département code (01–95, 2A, 2B, 971–976)' })
+      .nullable(),
+  ),
   type_local: z.enum(ALERT_TYPES, { error: `must be one of ${ALERT_TYPES.join(', ')}` }).nullable(),
   prix_min: amount('euros').nullable(),
   prix_max: amount('euros').nullable(),

@@ -35,6 +35,7 @@ export const bdnbAgeStats = defineEndpoint({
   credits: 10,
   errors: ['missing_location', 'unsupported_location'],
   prepare: ({ query: q }) => prepareZone(q, 'bdnb/age-stats'),
+  coverage: ({ location }) => ({ zone: location, sources: ['dvf', 'bdnb'] }),
   async handler({ where, params, departement, typeKey }, { ctx }) {
     let zone: { med: number | null } | undefined;
     let rows: Array<{ tranche: string; nb: number; med: number; avg: number }>;

@@ -32,12 +32,12 @@ export const zoneQuery = z.object({
   type_local: enumParam(['Maison', 'Appartement'], 'Maison or Appartement (default: both).').optional(),
 });
 
-export function prepareZone(q: z.output<typeof zoneQuery>, endpoint: string): { where: string; params: Params; departement?: string; typeKey: string } {
+export function prepareZone(q: z.output<typeof zoneQuery>, endpoint: string): { where: string; params: Params; departement?: string; typeKey: string; location: Location } {
   if (q.latitude !== undefined || q.longitude !== undefined) {
     throw new ApiError('unsupported_location', `latitude/longitude searches are not supported by ${endpoint} (use code_postal, commune or code_departement)`);
   }
   const location = resolveLocation(q, { accept: ['code_postal', 'commune', 'code_departement'] });
   // A whole département (no postal code or commune with it): the endpoints may read its precomputed figures.
   const departement = q.code_postal === undefined && q.commune === undefined ? String(location.params.loc_dep) : undefined;
-  return { ...bdnbSalesWhere(location, q.type_local ? [q.type_local] : ['Maison', 'Appartement']), departement, typeKey: q.type_local ?? 'all' };
+  return { ...bdnbSalesWhere(location, q.type_local ? [q.type_local] : ['Maison', 'Appartement']), departement, typeKey: q.type_local ?? 'all', location };
 }

@@ -41,6 +41,7 @@ export const bdnbRenovationScore = defineEndpoint({
   credits: 10,
   errors: ['missing_location', 'unsupported_location'],
   prepare: ({ query: q }) => prepareZone(q, 'bdnb/renovation-score'),
+  coverage: ({ location }) => ({ zone: location, sources: ['dvf', 'bdnb'] }),
   async handler({ where, params }, { ctx }) {
     const [r] = await ctx.db.query<{ zone_med: number | null; zone_n: number; old_med: number | null; opp: number; opp_year: number | null; wall: string | null }>(
       `with zone as (select median(prix_m2) as med, count(*) as n from ventes where ${where}),

@@ -2,6 +2,7 @@
 // Buildings carry no postal code: code_postal answers for the département(s) of its communes, with a notice.
 import { communesOfPostalCode, getCommune } from '../../../lib/geo';
 import { ApiError, invalidParams } from '../../errors';
+import { loadedDepartements } from '../../horizon';
 import { locationFields, resolveLocation } from '../../location';
 import { inseeCodeParam, round2, z } from '../../params';
 import { defineEndpoint } from '../../platform';
@@ -45,6 +46,9 @@ export const bdnbStats = defineEndpoint({
     const where: string[] = [];
     const params: Record<string, string> = {};
     let notice: string | undefined;
+    /** The zone's départements, for the coverage check; those of the postal code, for its notice. */
+    let departements: string[] = [];
+    let postalDeps: string[] = [];
     /** Set when the zone is exactly one whole département: its precomputed row (bdnb_stats_departements) answers. */
     let departement: string | undefined;
     const code = q.code_commune_insee?.toUpperCase();
@@ -55,6 +59,7 @@ export const bdnbStats = defineEndpoint({
       where.push(loc.where);
       Object.assign(params, loc.params);
       if (loc.notices.length) notice = loc.notices.join(' ');
+      departements = loc.echo.code_departement ? [loc.echo.code_departement] : [...new Set(loc.communes.map((c) => c.departement))];
       if (code === undefined && q.commune === undefined) departement = String(loc.params.loc_dep);
     }
     if (q.code_postal !== undefined) {
@@ -64,11 +69,24 @@ export const bdnbStats = defineEndpoint({
       deps.forEach((d, i) => (params[`cp_dep${i}`] = d));
       if (q.code_departement === undefined && deps.length === 1 && where.length === 1) departement = deps[0];
       else if (departement !== undefined && !deps.includes(departement)) departement = undefined; // an empty intersection: the scan says 0
-      notice = [notice, `BDNB buildings carry no postal code: figures for code_postal ${q.code_postal} cover département${deps.length > 1 ? 's' : ''} ${deps.join(', ')}.`].filter(Boolean).join(' ');
+      postalDeps = deps;
+      if (!departements.length) departements = deps;
     }
-    return { where: where.join(' and '), params, notice, departement };
+    return { where: where.join(' and '), params, notice, departement, departements, postalDeps, codePostal: q.code_postal ?? null };
   },
-  async handler({ where, params, notice, departement }, { ctx }) {
+  coverage: ({ departements }) => ({ zone: { departements }, sources: ['bdnb'] }),
+  async handler({ where, params, notice: locationNotice, departement, postalDeps, codePostal }, call) {
+    const { ctx } = call;
+    let notice = locationNotice;
+    if (codePostal !== null) {
+      // Only the départements whose buildings are loaded are covered (api/horizon.ts says when none is).
+      const loaded = await loadedDepartements(call, 'bdnb');
+      const deps = loaded === 'all' ? postalDeps : postalDeps.filter((d) => loaded.includes(d));
+      if (deps.length) {
+        notice = [notice, `BDNB buildings carry no postal code: figures for code_postal ${codePostal} cover the loaded département${deps.length > 1 ? 's' : ''} ${deps.join(', ')}.`]
+          .filter(Boolean).join(' ');
+      }
+    }
     // A whole département: one precomputed row (no row = no building, as the scan would count).
     const [r = {}] = departement !== undefined
       ? await ctx.db.query<Record<string, number | null>>('select * from bdnb_stats_departements where code_departement = $dep', { dep: departement })

@@ -4,7 +4,7 @@
 import { RegistryError, type RegistryFailure } from '../../../lib/registry';
 import { sirenIssue } from '../../../lib/sirene';
 import { ApiError, invalidParams, type ErrorCode } from '../../errors';
-import { z } from '../../params';
+import { codeFromNumber, z } from '../../params';
 import { defineEndpoint } from '../../platform';
 
 export const businessDetailSchema = z
@@ -45,7 +45,7 @@ export const getBusiness = defineEndpoint({
     'A SIREN that is not 9 digits or fails its check digit is refused (400) without calling the registry.',
   params: z.object({
     // The digits as a pattern; the Luhn check digit, which no pattern expresses, is sirenIssue's in prepare.
-    siren: z.string().openapi({ description: 'The legal unit’s 9-digit SIREN (its last digit a Luhn check digit).', pattern: '^\\d{9}$', example: '552032534' }),
+    siren: z.preprocess(codeFromNumber, z.string()).openapi({ description: 'The legal unit’s 9-digit SIREN (its last digit a Luhn check digit).', pattern: '^\\d{9}$', example: '552032534' }),
   }),
   response: z.object({ business: businessDetailSchema }),
   credits: 2,

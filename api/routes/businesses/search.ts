@@ -4,7 +4,7 @@
 import { haversineSql, METERS_PER_DEGREE } from '../../../lib/distance';
 import { BUSINESS_TYPES, NAF_BY_TYPE } from '../../../lib/sirene';
 import { ApiError, invalidParams } from '../../errors';
-import { booleanParam, enumParam, numberParam, round2, z } from '../../params';
+import { booleanParam, enumParam, numberParam, required, round2, z } from '../../params';
 import { defineEndpoint } from '../../platform';
 import { fillSql, readSql as readSqlFile } from '../../../lib/sql-file';
 
@@ -64,8 +64,8 @@ export const searchBusinesses = defineEndpoint({
     `Active SIRENE establishments of the business types (${typeList}) within radius_m, nearest first. ` +
     'Establishments under partial diffusion are placed at their commune’s reference point, without street address or person’s name.',
   query: z.object({
-    latitude: numberParam({ min: -90, max: 90, description: 'WGS84 latitude (required, with longitude).', example: 48.8414 }).optional(),
-    longitude: numberParam({ min: -180, max: 180, description: 'WGS84 longitude (required, with latitude).', example: 2.2937 }).optional(),
+    latitude: required(numberParam({ min: -90, max: 90, description: 'WGS84 latitude (required, with longitude).', example: 48.8414 })),
+    longitude: required(numberParam({ min: -180, max: 180, description: 'WGS84 longitude (required, with latitude).', example: 2.2937 })),
     radius_m: numberParam({ min: 100, max: 5000, description: 'Search radius in metres (default 1000).' }).default(1000),
     type: enumParam(BUSINESS_TYPE_PARAM, 'Business type (default all).').default('all'),
     limit: numberParam({ min: 1, max: 50, int: true, description: 'Results (default 20).' }).default(20),
@@ -90,6 +90,7 @@ export const searchBusinesses = defineEndpoint({
       limit: q.limit as number, include_dvf_stats: q.include_dvf_stats as boolean,
     };
   },
+  coverage: ({ latitude, longitude }) => ({ zone: { latitude, longitude }, sources: ['sirene'] }),
   async handler(p, { ctx }) {
     const dLat = p.radius_m / METERS_PER_DEGREE;
     const dLon = p.radius_m / (METERS_PER_DEGREE * Math.max(Math.cos((p.latitude * Math.PI) / 180), 0.01));

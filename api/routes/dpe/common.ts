@@ -78,6 +78,8 @@ export interface DpeZone {
   params: Params;
   notices: string[];
   zone: ReturnType<typeof zoneEcho>;
+  /** The resolved location, for the coverage check (api/horizon.ts). */
+  location: Location;
 }
 
 /**
@@ -90,7 +92,7 @@ export function dpeZone(
 ): DpeZone {
   const location = dpeLocation(q, opts.accept);
   const { where, params } = martWhere(location, opts.typeLocal, opts.where);
-  return { where, params: { ...params, ...opts.params }, notices: location.notices, zone: zoneEcho(location) };
+  return { where, params: { ...params, ...opts.params }, notices: location.notices, zone: zoneEcho(location), location };
 }
 
 /** The responses' optional `notice`: the location's notices joined, or nothing. */

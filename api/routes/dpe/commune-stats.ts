@@ -46,6 +46,7 @@ export const dpeCommuneStats = defineEndpoint({
   credits: 5,
   errors: ['missing_location', 'unsupported_location'],
   prepare: ({ query: q }) => dpeZone(q),
+  coverage: ({ location }) => ({ zone: location, sources: ['dpe'] }),
   async handler(p, { ctx }) {
     const communes = await ctx.db.query<CommuneRow>(`select * from dpe_communes where ${p.where} order by code_commune_actuel`, p.params);
     // The per-class rows of the same communes, by the same zone condition (a département lists hundreds of communes).

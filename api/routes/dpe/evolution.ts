@@ -59,6 +59,7 @@ export const dpeEvolutionPrimeVerte = defineEndpoint({
     const z = dpeZone(q, { accept: ['code_postal', 'commune'], typeLocal: q.type_local, where: [`annee >= ${FIRST_YEAR}`] });
     return { ...z, filters: { code_postal: z.zone.code_postal, commune: z.zone.commune, type_local: q.type_local ?? null } };
   },
+  coverage: ({ location }) => ({ zone: location, sources: ['dvf', 'dpe'] }),
   async handler(p, { ctx }) {
     const rows = await ctx.db.query<{ annee: number; nb_ab: number; med_ab: number | null; nb_fg: number; med_fg: number | null; pre: boolean }>(
       `select annee,

@@ -34,6 +34,7 @@ export const dpePassoires = defineEndpoint({
     const z = dpeZone(q, { typeLocal: q.type_local, where: [`annee >= ${FIRST_YEAR}`, 'classe_energie is not null'] });
     return { ...z, filters: { ...z.zone, type_local: q.type_local ?? null } };
   },
+  coverage: ({ location }) => ({ zone: location, sources: ['dvf', 'dpe'] }),
   async handler(p, { ctx }) {
     const rows = await ctx.db.query<{ annee: number; type_local: string; n: number; fg: number }>(
       `select annee, type_local, count(*) as n, count(*) filter (classe_energie in ('F', 'G')) as fg

@@ -52,6 +52,7 @@ export const dpePrixParClasse = defineEndpoint({
     });
     return { ...z, filters: { ...z.zone, type_local: q.type_local ?? null, annee_min: q.annee_min ?? null } };
   },
+  coverage: ({ location }) => ({ zone: location, sources: ['dvf', 'dpe'] }),
   async handler(p, call) {
     // Both counts over the same zone, years and types: the sales the matching considered, and those it matched.
     const stats = await classStats(call, 'dpe_ventes', p.where, p.params);

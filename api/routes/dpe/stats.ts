@@ -46,6 +46,7 @@ export const dpeStats = defineEndpoint({
     const z = dpeZone(q, { where, params: { ...(q.type_batiment && { type_batiment: q.type_batiment }), ...(q.date_debut && { date_debut: q.date_debut }) } });
     return { ...z, filters: { ...z.zone, type_batiment: q.type_batiment ?? null, date_debut: q.date_debut ?? null } };
   },
+  coverage: ({ location }) => ({ zone: location, sources: ['dpe'] }),
   async handler(p, { ctx }) {
     const rows = await ctx.db.query<{ classe: string; n: number }>(
       `select classe_energie as classe, count(*) as n from dpe_diagnostics where ${p.where} group by 1`, p.params);

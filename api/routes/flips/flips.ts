@@ -97,8 +97,9 @@ export const flips = defineEndpoint({
     }
     const notices: string[] = [];
     const commune = communeOf((insee ?? alias)!, insee !== undefined ? 'code_insee' : 'code_commune', notices);
-    return { code: commune.code, name: dvfName(commune.nom), typeLocal: q.type_local as 'Maison' | 'Appartement', notices };
+    return { code: commune.code, departement: commune.departement, name: dvfName(commune.nom), typeLocal: q.type_local as 'Maison' | 'Appartement', notices };
   },
+  coverage: ({ departement }) => ({ zone: { departements: [departement] }, sources: ['dvf'] }),
   async handler(p, call) {
     const base = { code_insee: p.code, commune: p.name, type_local: p.typeLocal, filters: { code_insee: p.code, type_local: p.typeLocal } };
     if (p.typeLocal === 'Appartement') {

@@ -88,6 +88,7 @@ export const heatmap = defineEndpoint({
     const notices = [...location.notices, ...(window.notice ? [window.notice] : [])];
     return { location, window, typeLocal: q.type_local ?? null, groupBy: q.group_by, minTransactions: q.min_transactions as number, notices };
   },
+  coverage: ({ location, window }) => ({ zone: location, window }),
   async handler(p, call) {
     const { location, window } = p;
     const params = { ...location.params, date_debut: window.date_debut, date_fin: window.date_fin, ...(p.typeLocal ? { type_local: p.typeLocal } : {}) };

@@ -55,6 +55,10 @@ export const marketActivity = defineEndpoint({
     const location = resolveLocation(q, { accept: ['code_postal', 'commune', 'code_departement'] });
     return { location, types: typesOf(q.type_local), months: q.months as number };
   },
+  async coverage(p, call) {
+    const end = await lastCompleteMonth(call);
+    return { zone: p.location, window: { date_debut: firstDay(end - p.months + 1), date_fin: lastDay(end) } };
+  },
   async handler(p, call) {
     const end = await lastCompleteMonth(call);
     const start = end - p.months + 1;

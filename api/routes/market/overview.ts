@@ -64,6 +64,7 @@ export const marketOverview = defineEndpoint({
       trends: cleanSales(location, types, trends.date_debut, trends.date_fin),
     };
   },
+  coverage: (p) => ({ zone: p.location, window: p.stats }),
   async handler(p, call) {
     const end = lastCompleteMonth(call);
     // The last complete year the data covers (ending at or before `end`), against the year before.

@@ -107,6 +107,10 @@ export const marketScore = defineEndpoint({
   prepare({ query: q }) {
     return { location: resolveLocation(q, { accept: ['code_postal', 'commune', 'code_departement'] }), types: typesOf(q.type_local) };
   },
+  async coverage(p, call) {
+    const end = await lastCompleteMonth(call);
+    return { zone: p.location, window: { date_debut: firstDay(end - 11), date_fin: lastDay(end) } };
+  },
   async handler(p, call) {
     const s = await marketScoreFor(call, p.location, p.types, await lastCompleteMonth(call));
     return {

@@ -3,7 +3,7 @@
 // and from what each source declares (lib/sources: label, partitioning, the mart that serves it).
 import { upgradeRecord, type PartitionRecord } from '../../../lib/lake';
 import { declaredSources, PLANNED_SOURCES, sourceDeclaration } from '../../../lib/sources';
-import { z } from '../../params';
+import { isoDay, z } from '../../params';
 import { defineEndpoint } from '../../platform';
 
 interface ManifestSnapshot {
@@ -34,7 +34,7 @@ const sourceSchema = z.object({
   annees: z.array(z.number().int()).openapi({ description: 'DVF: years of sale; Filosofi: income vintages; ANIL: editions.' }),
   snapshot: z.string().nullable().openapi({ description: 'Snapshot sources (SIRENE): the date of the stock served (YYYY-MM-DD); null for the others.' }),
   date_min: z.string().nullable(),
-  date_max: z.string().nullable(),
+  date_max: z.string().nullable().openapi({ description: 'Latest date of the served rows, today at most (rows dated in the future are source errors and do not count).' }),
   last_imported_at: z.string().nullable(),
 });
 
@@ -50,7 +50,7 @@ export const metaSources = defineEndpoint({
   }),
   credits: 0,
   prepare: () => ({}),
-  async handler(_p, { ctx }) {
+  async handler(_p, { ctx, now }) {
     const listed = listedSources();
     const [[meta], tables] = await Promise.all([
       ctx.db.query<{ manifest: string; built_at: string }>('select manifest, built_at from meta_manifest'),
@@ -65,8 +65,9 @@ export const metaSources = defineEndpoint({
     const [counts] = served.length
       ? await ctx.db.query<Record<string, number | string | null>>(`select ${served.map((s, i) => [
         `(select count(*) from ${s.table}) as n${i}`,
-        ...(s.dateColumn ? [`(select min(${s.dateColumn}) from ${s.table}) as dmin${i}`, `(select max(${s.dateColumn}) from ${s.table}) as dmax${i}`] : []),
-      ].join(', ')).join(', ')}`)
+        // A date after today is an error of the source (a diagnostic dated in the future): date_max never shows one.
+        ...(s.dateColumn ? [`(select min(${s.dateColumn}) from ${s.table}) as dmin${i}`, `(select max(${s.dateColumn}) from ${s.table} where ${s.dateColumn} <= $today::DATE) as dmax${i}`] : []),
+      ].join(', ')).join(', ')}`, { today: isoDay(now) })
       : [{}];
     const servedOf = (source: string) => {
       const i = served.findIndex((s) => s.source === source);

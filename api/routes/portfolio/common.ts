@@ -63,7 +63,31 @@ export interface StoredEstimate {
   estimate_based_on: number;
   estimate_reference_date: string;
   estimate_message?: string;
+  /** Absent from estimates stored before it was recorded. */
+  estimate_inputs?: EstimateInputs;
 }
+
+/** The DPE class and construction year the estimate used, and where they came from (docs/decisions.md). */
+export interface EstimateInputs {
+  classe_dpe: string | null;
+  annee_construction: number | null;
+  source: 'user' | 'dpe' | 'bdnb';
+  distance_m: number | null;
+}
+
+const estimateInputsSchema = z
+  .object({
+    classe_dpe: z.string().nullable().openapi({ description: 'The energy class the estimate was adjusted to: that of the diagnostic matched to the property’s own sale; null: no class used.' }),
+    annee_construction: z.number().int().nullable().openapi({ description: 'The construction year the estimate was adjusted to: that of the building matched to the property’s own sale; null: no year used.' }),
+    source: z.enum(['user', 'dpe', 'bdnb']).openapi({
+      description:
+        'Where the values came from: dpe when the class was borrowed from the energy diagnostic (DPE) of the sale found at the property’s point ' +
+        '(a year then comes from that sale’s BDNB building), bdnb when only a construction year was borrowed from that building, user when nothing ' +
+        'was borrowed (the estimate is that of GET /v1/estimate with the property’s own fields).',
+    }),
+    distance_m: z.number().nullable().openapi({ description: 'Distance from the property’s point to the sale the values were borrowed from (m); null with source user.' }),
+  })
+  .openapi('PortfolioEstimateInputs');
 
 export const propertySchema = z
   .object({
@@ -88,6 +112,9 @@ export const propertySchema = z
     estimate_computed_at: z.string().nullable().optional().openapi({ description: 'ISO 8601 UTC; null while the estimate is invalidated and not yet recomputed.' }),
     estimate_reference_date: z.string().nullable().optional().openapi({ description: 'The day the comparables search counted back from (as reference_date of /v1/estimate).' }),
     estimate_message: z.string().optional().openapi({ description: 'Why the estimate fields are null.' }),
+    estimate_inputs: estimateInputsSchema.optional().openapi({
+      description: 'The DPE class and construction year the estimate was adjusted to and where they came from, so that a difference from GET /v1/estimate called with the property’s fields can be explained.',
+    }),
     created_at: z.string(),
     updated_at: z.string(),
   })
@@ -137,6 +164,7 @@ export function toProperty(p: StoredProperty): Property {
     estimate_computed_at: p.estimateValid ? p.estimateComputedAt : null,
     estimate_reference_date: e?.estimate_reference_date ?? null,
     ...(e?.estimate_message ? { estimate_message: e.estimate_message } : {}),
+    ...(e?.estimate_inputs ? { estimate_inputs: e.estimate_inputs } : {}),
   };
 }
 
@@ -210,11 +238,13 @@ export async function computeEstimate(call: Call, d: Metadata): Promise<StoredEs
   const budgetMs = call.ctx.limits.denseQueryBudgetMs;
   const query = (sql: string, params: Params) => call.ctx.db.query(sql, params, { timeoutMs: budgetMs });
   // a lookup past the budget values the property without its features rather than failing it
-  const { classe_dpe, annee_construction } = await featuresOfSale(query, { latitude: d.latitude, longitude: d.longitude, typeLocal: d.type_local, surface: d.surface }).catch((e: unknown) => {
-    if (e instanceof QueryTimeoutError) return NO_FEATURES;
+  const { classe_dpe, annee_construction, distance_m } = await featuresOfSale(query, { latitude: d.latitude, longitude: d.longitude, typeLocal: d.type_local, surface: d.surface }).catch((e: unknown) => {
+    if (e instanceof QueryTimeoutError) return { ...NO_FEATURES, distance_m: null };
     throw e;
   });
   const r = await valuate(call, subject, 0, { classe_dpe, annee_construction });
+  const source = classe_dpe !== null ? 'dpe' : annee_construction !== null ? 'bdnb' : 'user';
+  const estimate_inputs: EstimateInputs = { classe_dpe, annee_construction, source, distance_m: source === 'user' ? null : distance_m };
   const e = r.estimate;
   if (!e) {
     const n = r.comparables.length;
@@ -226,6 +256,7 @@ export async function computeEstimate(call: Call, d: Metadata): Promise<StoredEs
       estimate_confidence: null,
       estimate_based_on: n,
       estimate_reference_date: r.reference.date,
+      estimate_inputs,
       estimate_message:
         `Only ${n} comparable sale${n === 1 ? '' : 's'} found near this property (at least ${MIN_COMPARABLES} are needed): no estimate. ` +
         'Use GET /v1/estimate with a wider radius_m or max_age_months for a one-off valuation.',
@@ -239,5 +270,6 @@ export async function computeEstimate(call: Call, d: Metadata): Promise<StoredEs
     estimate_confidence: e.confidence,
     estimate_based_on: e.based_on_count,
     estimate_reference_date: r.reference.date,
+    estimate_inputs,
   };
 }

@@ -2,8 +2,9 @@
 // zone named and each zone's change against the same window a year earlier.
 import { ApiError, invalidParams } from '../../errors';
 import { resolveLocation, type Location } from '../../location';
-import { dateParam, enumParam, isoDay, round2, stringParam, yearsBefore, z } from '../../params';
+import { dateParam, enumParam, isoDay, required, round2, stringParam, yearsBefore, z } from '../../params';
 import { defineEndpoint, type Call } from '../../platform';
+import { zoneDepartements } from '../../horizon';
 import { cleanSales, dateWindow, salesWhere } from '../../sales/filter';
 import { pctChange } from '../../sales/analytics';
 
@@ -11,11 +12,15 @@ const MIN_LOCATIONS = 2;
 const MAX_LOCATIONS = 5;
 
 const query = z.object({
-  locations: stringParam({
-    description: 'URL-encoded JSON array of 2 to 5 objects, each with code_postal or commune, e.g. [{"code_postal":"75015"},{"commune":"BORDEAUX"}].',
-    max: 2000,
-    example: '[{"code_postal":"75015"},{"commune":"PARIS 18"}]',
-  }).optional(),
+  // An array of objects (a tool call's JSON arguments) is taken as its JSON text.
+  locations: required(z.preprocess(
+    (v) => (Array.isArray(v) && v.some((x) => typeof x !== 'string') ? JSON.stringify(v) : v),
+    stringParam({
+      description: 'The zones: a JSON array of 2 to 5 objects, each with code_postal or commune, e.g. [{"code_postal":"75015"},{"commune":"BORDEAUX"}].',
+      max: 2000,
+      example: '[{"code_postal":"75015"},{"commune":"PARIS 18"}]',
+    }),
+  )),
   type_local: enumParam(['Maison', 'Appartement'] as const, 'Type of the sale’s main property (default Appartement).').default('Appartement'),
   date_debut: dateParam('First day of the window (default: 1 year before today, with a notice). The window ends today.', '2024-01-01').optional(),
 });
@@ -114,6 +119,10 @@ export const statsCompare = defineEndpoint({
     const window = dateWindow({ date_debut: q.date_debut }, now, 1);
     const notices = [...locations.flatMap((l) => l.notices), ...(window.notice ? [window.notice] : [])];
     return { locations, type: q.type_local as string, window: { date_debut: window.date_debut, date_fin: window.date_fin }, notices };
+  },
+  async coverage(p, call) {
+    const departements = (await Promise.all(p.locations.map((l) => zoneDepartements(call, l)))).flat();
+    return { zone: { departements }, window: p.window };
   },
   async handler(p, call) {
     const metrics = await Promise.all(p.locations.map((l) => zoneMetrics(call, l, p.type, p.window)));

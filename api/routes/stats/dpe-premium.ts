@@ -50,6 +50,7 @@ export const dpePremium = defineEndpoint({
     const z = dpeZone(q, { typeLocal: q.type_local });
     return { ...z, filters: { code_postal: z.zone.code_postal, commune: z.zone.commune, type_local: q.type_local ?? null } };
   },
+  coverage: ({ location }) => ({ zone: location, sources: ['dvf', 'dpe'] }),
   async handler(p, call) {
     const stats = await classStats(call, 'dpe_ventes_200m', p.where, p.params);
     const [{ n, overall }] = await call.ctx.db.query<{ n: number; overall: number | null }>(

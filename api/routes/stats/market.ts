@@ -53,6 +53,7 @@ export const statsMarket = defineEndpoint({
     const withIncome = q.include_pouvoir_achat === true && location.kind !== 'radius';
     return { filter, typeLocal: q.type_local ?? null, includeTerrain: q.include_terrain as boolean, notices, withIncome };
   },
+  coverage: ({ filter }) => ({ zone: filter.location, window: filter }),
   async handler(p, call) {
     const { filter } = p;
     const pending = marketStats(call, filter);

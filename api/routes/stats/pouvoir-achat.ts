@@ -80,6 +80,7 @@ export const statsPouvoirAchat = defineEndpoint({
     const filters = { code_postal: q.code_postal ?? null, commune: code ? null : location.echo.commune, code_commune: current?.code ?? null, type_local: q.type_local ?? null };
     return { filter, incomeCode: income.code, filters, notices };
   },
+  coverage: ({ filter }) => ({ zone: filter.location, window: filter, sources: ['filosofi'] }),
   async handler(p, call) {
     const { where, params } = salesWhere(p.filter);
     const [[s], income] = await Promise.all([

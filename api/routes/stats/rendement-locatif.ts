@@ -4,7 +4,7 @@
 import { getCommune } from '../../../lib/geo';
 import { ApiError, invalidParams } from '../../errors';
 import { dvfName } from '../../location';
-import { enumParam, inseeCodeParam, round2, z } from '../../params';
+import { enumParam, inseeCodeParam, required, round2, z } from '../../params';
 import { defineEndpoint } from '../../platform';
 
 /** ANIL's reference dwellings (carte des loyers methodology): the surface its predictions are made for. */
@@ -19,7 +19,7 @@ const ATTRIBUTION =
   'advertisements published on leboncoin and SeLoger (Groupe SeLoger). Sales: DVF (DGFiP), geo-DVF by Etalab.';
 
 const query = z.object({
-  code_insee: inseeCodeParam('5-character INSEE commune or arrondissement code (2A/2B in Corsica).', { example: '69383' }).optional(),
+  code_insee: required(inseeCodeParam('5-character INSEE commune or arrondissement code (2A/2B in Corsica).', { example: '69383' })),
   type_local: enumParam(['Appartement', 'Maison'], 'Appartement (default) or Maison.').optional(),
   appartement_profile: enumParam(PROFILES, 'Apartments only: all (default), t1_t2 or t3_plus (the matching ANIL file).').optional(),
 });
@@ -81,8 +81,9 @@ export const statsRendementLocatif = defineEndpoint({
     const commune = getCommune(code);
     if (!commune) throw invalidParams([{ param: 'code_insee', issue: `${code} names no commune of the reference geography` }]);
     const notice = commune.code !== code ? `${code} is a former commune code: its commune today is ${commune.code} (${commune.nom}).` : undefined;
-    return { code: commune.code, commune: dvfName(commune.nom), type, segment, profile: type === 'Maison' ? 'maison' : `appartement_${profile}`, notice };
+    return { code: commune.code, departement: commune.departement, commune: dvfName(commune.nom), type, segment, profile: type === 'Maison' ? 'maison' : `appartement_${profile}`, notice };
   },
+  coverage: ({ departement }) => ({ zone: { departements: [departement] }, sources: ['dvf', 'anil'] }),
   async handler(p, { ctx }) {
     // Filtered on the indexed code only (at most four rows each): DuckDB uses the ART index for a single equality, and
     // scans the table when the segment is added to the condition (measured: 2 ms against 9 ms at 2 M sales).

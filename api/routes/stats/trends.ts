@@ -2,6 +2,7 @@
 // year-over-year change of each period and the overall trend of the window.
 import { locationEchoSchema, locationFields, resolveLocation, type Location } from '../../location';
 import { booleanParam, dateParam, enumParam, isoDay, round2, TYPE_LOCAL_4, yearsBefore, z } from '../../params';
+import { loadedDepartements, salesSpan, zoneDepartements } from '../../horizon';
 import { defineEndpoint, type Call } from '../../platform';
 import { cleaningOf, dateWindow, salesWhere, type SalesFilter } from '../../sales/filter';
 import { direction, DIRECTIONS, pctChange, typesOf } from '../../sales/analytics';
@@ -62,9 +63,14 @@ function periodSpan(period: string): [string, string] {
   return [day(year, m0, 1), day(year, m0 + months, 0)];
 }
 
-/** The periods that have sales, their year-over-year changes and the summary of the window. */
-export async function trendsFor(call: Call, f: SalesFilter, granularity: Granularity): Promise<{ trends: Trend[]; summary: TrendsSummary }> {
+/**
+ * The periods that have sales, their year-over-year changes and the summary of the window. A change is computed only
+ * between two periods that hold data for their whole length (inside the window, and inside the months of the zone's
+ * loaded sales): otherwise it is null and `partial` lists the period, for the notice (docs/decisions.md, Data horizon).
+ */
+export async function trendsFor(call: Call, f: SalesFilter, granularity: Granularity): Promise<{ trends: Trend[]; summary: TrendsSummary; partial: string[] }> {
   const { where, params } = salesWhere(f);
+  const span = zoneSpan(call, f.location);
   const rows = await call.ctx.db.query<{ period: string; n: number; p_med: number; p_avg: number; m_med: number | null }>(
     `select ${PERIOD_SQL[granularity].label} as period, n, p_med, p_avg, m_med from (
        select date_trunc('${PERIOD_SQL[granularity].unit}', date_mutation) as p, count(*) as n, median(valeur_fonciere) as p_med,
@@ -74,14 +80,24 @@ export async function trendsFor(call: Call, f: SalesFilter, granularity: Granula
     params,
   );
   const byPeriod = new Map(rows.map((r) => [r.period, { p: round2(r.p_med), m: round2(r.m_med) }]));
+  const loaded = await span;
+  const whole = (period: string) => {
+    const [start, end] = periodSpan(period);
+    return start >= f.date_debut && end <= f.date_fin && (!loaded || (start.slice(0, 7) >= loaded.first.slice(0, 7) && end.slice(0, 7) <= loaded.last.slice(0, 7)));
+  };
+  const partial: string[] = [];
   const trends = rows.map((r) => {
     const before = byPeriod.get(yearBefore(r.period));
+    const comparable = whole(r.period) && whole(yearBefore(r.period));
+    if (before && !comparable) partial.push(r.period);
     return {
       period: r.period,
       transaction_count: r.n,
       price: { median: round2(r.p_med), avg: round2(r.p_avg) },
       price_per_m2: { median: round2(r.m_med) },
-      yoy_change: { price_median_pct: pctChange(round2(r.p_med), before?.p), price_m2_pct: pctChange(round2(r.m_med), before?.m) },
+      yoy_change: comparable
+        ? { price_median_pct: pctChange(round2(r.p_med), before?.p), price_m2_pct: pctChange(round2(r.m_med), before?.m) }
+        : { price_median_pct: null, price_m2_pct: null },
     };
   });
   // A period the window cuts (it starts mid-quarter by default) would compare a few weeks of sales: the summary
@@ -102,7 +118,21 @@ export async function trendsFor(call: Call, f: SalesFilter, granularity: Granula
   return {
     trends,
     summary: { total_transactions: trends.reduce((n, t) => n + t.transaction_count, 0), overall_trend: direction(total), total_change_pct: total },
+    partial,
   };
+}
+
+/** The first and last loaded sale of the zone's départements that have sales (null when none). */
+async function zoneSpan(call: Call, location: Location): Promise<{ first: string; last: string } | null> {
+  const departements = await zoneDepartements(call, location);
+  const loaded = await loadedDepartements(call, 'dvf');
+  return salesSpan(call, loaded === 'all' ? departements : departements.filter((d) => loaded.includes(d)));
+}
+
+/** The notice of the periods whose year-over-year change is null because one of the two periods is cut. */
+export function partialNotice(partial: string[]): string | undefined {
+  if (!partial.length) return undefined;
+  return `yoy_change is null for ${partial.join(', ')}: the period or the one a year before it is cut by the window or by the loaded sales, and a change is only computed between whole periods.`;
 }
 
 /** Départements, Paris (the city or an arrondissement) and postal codes 75015–75020 have a window of at most 3 years. */
@@ -153,14 +183,16 @@ export const statsTrends = defineEndpoint({
     const notices = [...location.notices, ...(w.notice ? [w.notice] : [])];
     return { filter, granularity: q.granularity as Granularity, typeLocal: q.type_local ?? null, notices };
   },
+  coverage: ({ filter }) => ({ zone: filter.location, window: filter }),
   async handler(p, call) {
-    const { trends, summary } = await trendsFor(call, p.filter, p.granularity);
+    const { trends, summary, partial } = await trendsFor(call, p.filter, p.granularity);
+    const notices = [...p.notices, ...(partialNotice(partial) ? [partialNotice(partial)!] : [])];
     return {
       location: { ...p.filter.location.echo, type_local: p.typeLocal, date_debut: p.filter.date_debut, date_fin: p.filter.date_fin },
       granularity: p.granularity,
       trends,
       summary,
-      ...(p.notices.length ? { notice: p.notices.join(' ') } : {}),
+      ...(notices.length ? { notice: notices.join(' ') } : {}),
     };
   },
 });

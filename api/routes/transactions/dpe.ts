@@ -35,7 +35,7 @@ const response = z.object({
     distance_m: z.number().openapi({ description: 'Distance between the sale and the diagnostic, metres.' }),
     surface_gap_pct: z.number().nullable().openapi({ description: 'Habitable surface of the diagnostic over the sold built surface, minus 1, in percent.' }),
   }),
-  transaction_id: z.number().int(),
+  transaction_id: z.string().openapi({ description: 'The transaction id, as a string (as in /v1/transactions/:id/bdnb).' }),
 });
 
 type Row = z.output<typeof dpeSchema> & { method: 'cadastre' | 'proximity'; distance_m: number; surface_gap_pct: number | null };
@@ -67,6 +67,6 @@ export const transactionDpe = defineEndpoint({
     );
     if (!row) throw new ApiError('not_found', `no energy diagnostic is matched to transaction ${id} (or no transaction has this id)`);
     const { method, distance_m, surface_gap_pct, ...dpe } = row;
-    return { dpe, match: { method, distance_m: round2(distance_m), surface_gap_pct: round2(surface_gap_pct) }, transaction_id: id };
+    return { dpe, match: { method, distance_m: round2(distance_m), surface_gap_pct: round2(surface_gap_pct) }, transaction_id: String(id) };
   },
 });

@@ -115,8 +115,11 @@ export const searchTransactions = defineEndpoint({
     add('date_mutation >= $date_debut::DATE', 'date_debut', q.date_debut);
     add('date_mutation <= $date_fin::DATE', 'date_fin', q.date_fin);
     if (q.exclude_bulk_sales) where.push('not is_bulk_sale');
-    return { where: where.join(' and '), params, limit: q.limit as number, offset: q.offset as number };
+    // A window with both ends is checked against the zone's loaded sales (api/horizon.ts); an open end is not a window.
+    const window = q.date_debut !== undefined && q.date_fin !== undefined ? { date_debut: q.date_debut, date_fin: q.date_fin } : undefined;
+    return { where: where.join(' and '), params, limit: q.limit as number, offset: q.offset as number, location: loc, window };
   },
+  coverage: ({ location, window }) => ({ zone: location, window, sources: ['dvf'] }),
   async handler(p, { ctx }) {
     const [rows, [{ n }]] = await Promise.all([
       // The page's ids first, over two narrow columns, then its 24 columns for those rows only: about half the time

@@ -8,16 +8,12 @@ import { DEFAULT_MAX_AGE_MONTHS, ESTIMATE_SURFACE_FACTOR, estimateFrom, MIN_COMP
 import { QueryTimeoutError } from '../../db';
 import { ApiError, invalidParams } from '../../errors';
 import { locationFields, resolveLocation } from '../../location';
-import { isoDay, numberParam, z } from '../../params';
+import { isoDay, numberParam, required, z } from '../../params';
 import type { Call } from '../../platform';
 
 export const TYPE_LOCAL_2 = ['Maison', 'Appartement'] as const;
 
-/**
- * A required parameter that is checked in `prepare` rather than by zod, so that a request without any location gets
- * missing_location (specification, Location filter) and one missing a single field gets invalid_params naming it.
- */
-export const required = <T extends z.ZodType>(schema: T) => schema.optional().openapi({ param: { required: true } });
+export { required };
 
 /** Parameters both endpoints take with the same meaning. */
 export const subjectFields = {
@@ -102,11 +98,16 @@ export const referenceDateField = z.string().openapi({
   example: '2025-06-30',
 });
 
-export function nullEstimateMessage(found: number, maxAgeLimit: number): string {
-  return (
-    `Only ${found} comparable sale${found === 1 ? '' : 's'} found (at least ${MIN_COMPARABLES} are needed for an estimate): ` +
-    `increase radius_m (up to 2000) or max_age_months (up to ${maxAgeLimit}), or add code_postal or commune as a fallback.`
-  );
+export function nullEstimateMessage(found: number, maxAgeLimit: number, pieces: number | null = null): string {
+  const head = `Only ${found} comparable sale${found === 1 ? '' : 's'} found (at least ${MIN_COMPARABLES} are needed for an estimate)`;
+  // The ±1-room filter is the narrowest criterion when given: say so first.
+  if (pieces !== null) {
+    return (
+      `${head}: pieces=${pieces} keeps only sales of ${Math.max(1, pieces - 1)} to ${pieces + 1} main rooms. Retry without pieces, ` +
+      `or increase radius_m (up to 2000) or max_age_months (up to ${maxAgeLimit}), or add code_postal or commune as a fallback.`
+    );
+  }
+  return `${head}: increase radius_m (up to 2000) or max_age_months (up to ${maxAgeLimit}), or add code_postal or commune as a fallback.`;
 }
 
 export type Subject = Omit<ValuationSubject, 'refDate' | 'includeRefDate' | 'excludeMutation'>;

@@ -99,7 +99,7 @@ export const comparables = defineEndpoint({
         },
       })),
       valuation_estimate: r.estimate,
-      ...(r.estimate ? {} : { message: nullEstimateMessage(r.comparables.length, MAX_AGE_MONTHS) }),
+      ...(r.estimate ? {} : { message: nullEstimateMessage(r.comparables.length, MAX_AGE_MONTHS, subject.pieces) }),
       reference_date: r.reference.date,
       ...(notice ? { notice } : {}),
     };

@@ -39,7 +39,15 @@ export const estimate = defineEndpoint({
   response: z.object({
     estimate: estimateSchema.nullable(),
     message: z.string().optional().openapi({ description: 'Why estimate is null.' }),
-    input: z.object({ latitude: z.number(), longitude: z.number(), surface: z.number(), type_local: z.enum(['Maison', 'Appartement']) }),
+    input: z.object({
+      latitude: z.number(),
+      longitude: z.number(),
+      surface: z.number(),
+      type_local: z.enum(['Maison', 'Appartement']),
+      pieces: z.number().int().nullable(),
+      classe_dpe: z.enum(DPE_CLASSES).nullable(),
+      annee_construction: z.number().int().nullable(),
+    }).openapi({ description: 'The property as valued: the parameters given, null when not given.' }),
     reference_date: referenceDateField,
     adjustments: adjustmentsField.optional(),
     notice: z.string().optional(),
@@ -70,8 +78,16 @@ export const estimate = defineEndpoint({
     const notice = [...notices, ...r.notices].join(' ');
     return {
       estimate: r.estimate,
-      ...(r.estimate ? {} : { message: nullEstimateMessage(r.comparables.length, MAX_AGE_MONTHS) }),
-      input: { latitude: subject.latitude, longitude: subject.longitude, surface: subject.surface, type_local: subject.typeLocal },
+      ...(r.estimate ? {} : { message: nullEstimateMessage(r.comparables.length, MAX_AGE_MONTHS, subject.pieces) }),
+      input: {
+        latitude: subject.latitude,
+        longitude: subject.longitude,
+        surface: subject.surface,
+        type_local: subject.typeLocal,
+        pieces: subject.pieces,
+        classe_dpe: features.classe_dpe,
+        annee_construction: features.annee_construction,
+      },
       reference_date: r.reference.date,
       ...(r.adjustments.length ? { adjustments: r.adjustments } : {}),
       ...(notice ? { notice } : {}),

@@ -185,7 +185,8 @@ describe('GET /v1/transactions/:id/dpe', () => {
       const res = await api.get(`/v1/transactions/${m.id}/dpe`, api.key());
       expect(res.status).toBe(200);
       const d = diags.find((x) => x.dpe_id === m.dpe_id)!;
-      expect(res.body.transaction_id).toBe(m.id);
+      // A string, as /v1/transactions/:id/bdnb's (the specification spells that one).
+      expect(res.body.transaction_id).toBe(String(m.id));
       expect(res.body.dpe).toMatchObject({ numero_dpe: d.numero_dpe, classe_energie: d.classe_energie, date_etablissement_dpe: d.date });
       expect(Object.keys(res.body.dpe).sort()).toEqual(['address', 'annee_construction', 'classe_energie', 'classe_ges', 'code_insee', 'code_postal',
         'conso_energie_kwh_m2_an', 'date_etablissement_dpe', 'emission_ges_kg_m2_an', 'latitude', 'longitude', 'methode', 'numero_dpe', 'surface_habitable', 'type_batiment']);

@@ -138,7 +138,10 @@ describe('POST /v1/portfolio', () => {
     expect(r.body.error.code).toBe('invalid_params');
     const plain = await fetch(`${api.url}/v1/portfolio`, { method: 'POST', headers: { 'X-API-Key': key, 'content-type': 'text/plain' }, body: 'hello' });
     expect(plain.status).toBe(400);
-    expect(((await plain.json()) as { error: { code: string } }).error.code).toBe('invalid_params');
+    // One error about the body as a whole, not one per field the schema could not find in it.
+    const error = ((await plain.json()) as { error: { code: string; message: string; details: Array<{ param: string; issue: string }> } }).error;
+    expect(error.code).toBe('invalid_params');
+    expect(error.details).toEqual([{ param: 'body', issue: 'must be JSON: send it with Content-Type: application/json' }]);
     expect(balanceOf(api, key)).toBe(100);
   });
 });
