@@ -24,6 +24,7 @@ const BENCHES: Record<string, Program> = {
   'dpe-latency': { file: 'bench/dpe-latency.ts', what: 'the DPE endpoints at France scale, one client, in process' },
   'bdnb-matching': { file: 'bench/bdnb-matching.ts', what: 'DVF × BDNB matching at France scale', json: true },
   'bdnb-endpoints': { file: 'bench/bdnb-endpoints.ts', what: 'the BDNB endpoints at France scale, one client, in process', json: true },
+  replicas: { file: 'bench/replicas.ts', what: 'cached stats/market and /health through 1, 2, 3 replicas on PostgreSQL and one on SQLite: the shared state\'s cost per request', json: true },
   'state-postgres': { file: 'bench/state-postgres.ts', what: 'the PostgreSQL state\'s cost per API request (key lookup, rate-limit hit, charge)' },
   'bdnb-staging': { file: 'bench/bdnb-staging.ts', what: 'the BDNB staging cost per step on one synthetic département' },
 };
