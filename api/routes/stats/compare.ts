@@ -2,7 +2,7 @@
 // zone named and each zone's change against the same window a year earlier.
 import { ApiError, invalidParams } from '../../errors';
 import { resolveLocation, type Location } from '../../location';
-import { dateParam, enumParam, isoDay, required, round2, stringParam, yearsBefore, z } from '../../params';
+import { codeFromNumber, dateParam, enumParam, isoDay, required, round2, stringParam, yearsBefore, z } from '../../params';
 import { defineEndpoint, type Call } from '../../platform';
 import { zoneDepartements } from '../../horizon';
 import { cleanSales, dateWindow, salesWhere } from '../../sales/filter';
@@ -38,7 +38,8 @@ function parseLocations(raw: string): Location[] {
   if (items.length < MIN_LOCATIONS || items.length > MAX_LOCATIONS) throw bad(`must hold ${MIN_LOCATIONS} to ${MAX_LOCATIONS} locations (got ${items.length})`);
   return items.map((item, i) => {
     const o = (item ?? {}) as Record<string, unknown>;
-    const cp = o.code_postal;
+    // A postal code sent as a JSON number of five digits is its digits (params.ts, codeFromNumber).
+    const cp = codeFromNumber(o.code_postal);
     const commune = o.commune;
     if (typeof item !== 'object' || Array.isArray(item) || (cp === undefined && commune === undefined)) throw bad(`item ${i + 1} must be an object with code_postal or commune`);
     if (cp !== undefined && (typeof cp !== 'string' || !/^\d{5}$/.test(cp))) throw bad(`item ${i + 1}: code_postal must be a 5-digit string`);

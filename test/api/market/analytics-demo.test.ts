@@ -123,7 +123,10 @@ describe('GET /v1/stats/trends', () => {
     expect(asked.notice).toMatch(/2021-12-31/);
     const within = await call('/v1/stats/trends?code_postal=75015&date_debut=2023-06-01');
     expect(within.location.date_debut).toBe('2023-06-01');
-    expect(within.notice).toBeUndefined();
+    // No cap: what the notice says is only where the data ends (2025) and the quarter compared with a cut one
+    // (2023-Q2 starts before the window: docs/decisions.md, data horizon).
+    expect(within.notice).not.toMatch(/limited to/);
+    expect(within.notice).toMatch(/^yoy_change is null for 2024-Q2: .* The loaded sales of département 75 end on 2025-12-31/);
   });
 
   it('answers an empty zone with no periods, and a null overall_trend below 2 periods', async () => {

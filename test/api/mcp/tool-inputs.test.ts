@@ -93,5 +93,9 @@ describe('getStatsCompare over MCP', () => {
     const rest = await api.get(`/v1/stats/compare?locations=${encodeURIComponent(JSON.stringify(locations))}&type_local=Maison&date_debut=2021-01-01`, api.key());
     expect(rest.status).toBe(200);
     expect(stable(bodyOf(r))).toEqual(stable(rest.body));
+    // A postal code of an item given as a number of five digits is the same zone.
+    const numeric = (await client.callTool({ name: 'getStatsCompare', arguments: { locations: [{ code_postal: 33230 }, { code_postal: '33000' }], type_local: 'Maison', date_debut: '2021-01-01' } })) as CallToolResult;
+    expect(numeric.isError).toBeFalsy();
+    expect(stable(bodyOf(numeric))).toEqual(stable(rest.body));
   });
 });
