@@ -15,7 +15,7 @@ export interface Limits {
   maxConcurrentQueries: number;
   /** Overrides the plans' requests per minute (load tests only). */
   rateLimitPerMinute?: number;
-  /** Time budget of the comparables search of comparables/estimate; beyond it 504 dense_query_timeout (DECISIONS.md). */
+  /** Time budget of the comparables search of comparables/estimate; beyond it 504 dense_query_timeout. */
   denseQueryBudgetMs: number;
 }
 

@@ -47,7 +47,7 @@ export function assertCost(cost: number): number {
 }
 
 /*
- * How balances work (docs/DECISIONS.md, Keys/plans/credits):
+ * How balances work:
  * - Each key has two buckets: `balance`, the month's allotment, and `topup`, one-off credits bought on top.
  * - On the first use in a new UTC month, `balance` is set to the plan's allotment (unused credits do not roll over)
  *   while `topup` is kept until spent: top-ups are paid for, the monthly allotment is not.

@@ -1,5 +1,5 @@
 // The API's one error type: a closed list of codes, each with its HTTP status, rendered by one middleware as
-// {error: {code, message, details?}} (specification, Errors; shared/docs/DECISIONS.md, General conventions).
+// {error: {code, message, details?}} (specification, Errors).
 import type { ZodError } from 'zod';
 
 export const ERROR_STATUS = {

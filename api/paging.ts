@@ -1,5 +1,5 @@
 // limit/offset paging of the per-key lists (portfolio, alerts, deliveries), with the next_cursor rule of
-// GET /v1/transactions: offset + returned count, null on the last page (shared/docs/DECISIONS.md).
+// GET /v1/transactions: offset + returned count, null on the last page.
 import { numberParam, z } from './params';
 
 /** Beyond any list a key can have (and within SQLite's integer range). */

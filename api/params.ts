@@ -1,6 +1,6 @@
 // Query-string parameter schemas shared by the route modules: strict parsing of the strings Express hands over
 // (a number is a number, a boolean is true/false, a date is a real YYYY-MM-DD day), with messages that name the rule.
-// Out-of-range values are refused, never clamped (shared/docs/DECISIONS.md).
+// Out-of-range values are refused, never clamped.
 import { z } from 'zod';
 import { extendZodWithOpenApi } from '@asteasolutions/zod-to-openapi';
 

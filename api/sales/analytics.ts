@@ -78,7 +78,7 @@ export function pctChange(after: number | null | undefined, before: number | nul
 export const DIRECTIONS = ['increasing', 'decreasing', 'stable'] as const;
 type Direction = (typeof DIRECTIONS)[number];
 
-/** increasing above +2 %, decreasing below −2 %, stable otherwise (specification, market-overview; DECISIONS.md). */
+/** increasing above +2 %, decreasing below −2 %, stable otherwise (specification, market-overview). */
 export function direction(pct: number | null): Direction | null {
   if (pct === null) return null;
   return pct > 2 ? 'increasing' : pct < -2 ? 'decreasing' : 'stable';

@@ -12,7 +12,7 @@ export interface WebhookConfig {
   timeoutMs: number;
   /** Deliveries in flight at once per process (p-queue): WEBHOOK_CONCURRENCY. */
   concurrency: number;
-  /** Waits before the 1st, 2nd and 3rd retry (DECISIONS.md: 1, 5, 25 minutes). */
+  /** Waits before the 1st, 2nd and 3rd retry (1, 5 and 25 minutes). */
   retryDelaysMs: number[];
 }
 

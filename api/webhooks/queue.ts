@@ -23,7 +23,7 @@ export interface Match {
   transaction: TransactionPayload;
 }
 
-/** The body of a delivery (DECISIONS.md, Webhooks: the second transaction shape of the specification, always). */
+/** The body of a delivery (the second transaction shape of the specification, always). */
 export function payloadOf(deliveryId: string, createdAt: string, m: Match): string {
   return JSON.stringify({ event: 'new_transaction', alert_id: m.alert_id, delivery_id: deliveryId, created_at: createdAt, transaction: m.transaction });
 }

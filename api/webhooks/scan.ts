@@ -1,7 +1,7 @@
 // The alert scan: newly imported sales (by `imported_at`, their first import time: DVF is published months after the
 // sale) matched against every active alert in ONE DuckDB query, the matches enqueued in the state ((alert, transaction)
 // unique). Runs right after every import (the serving database's on-swap hook), over what that import added, and daily
-// at 06:00 UTC over the last 48 hours of imports (DECISIONS.md, Webhooks).
+// at 06:00 UTC over the last 48 hours of imports.
 import path from 'node:path';
 import type { AppContext } from '../context';
 import type { Match } from './queue';
@@ -83,7 +83,7 @@ export interface ScanColumns extends Record<string, unknown[]> {
   longitude: Column<number>;
 }
 
-/** The matches of the scan's columns, their transaction in the payload's shape (DECISIONS.md, Webhooks). */
+/** The matches of the scan's columns, their transaction in the payload's shape. */
 export function matchesOf(c: ScanColumns): Match[] {
   const out: Match[] = new Array(c.alert_id.length);
   for (let i = 0; i < out.length; i++) {

@@ -1,4 +1,4 @@
-// Server-side request forgery guard of the webhook URLs (DECISIONS.md, Webhooks): a host that is, or resolves to, a
+// Server-side request forgery guard of the webhook URLs: a host that is, or resolves to, a
 // loopback, private, link-local, multicast or otherwise non-public address is refused at creation and at each delivery.
 // At delivery the check runs inside the connection's own DNS lookup, so the address checked is the address connected
 // to (a DNS answer that changes between a check and the connection cannot slip through).

@@ -49,7 +49,7 @@ export const webhookUrlField = z
   .max(2048, { error: 'must be at most 2048 characters' })
   .openapi({ description: 'HTTPS URL receiving the deliveries; never a loopback, private, link-local or multicast host.', example: 'https://example.com/hooks/foncier' });
 
-/** Both forms of the body (flat criteria, or `label` + `filters`), equivalent (DECISIONS.md). */
+/** Both forms of the body (flat criteria, or `label` + `filters`), equivalent. */
 export const alertBodyShape = {
   webhook_url: webhookUrlField,
   label: z.string({ error: 'must be a string' }).max(255, { error: 'must be at most 255 characters' }).nullable().optional(),
@@ -99,7 +99,7 @@ export function parseWebhookUrl(raw: string): URL {
   return url;
 }
 
-/** The server-side request forgery rule (DECISIONS.md, Webhooks), at creation and on a change of URL. */
+/** The server-side request forgery rule, at creation and on a change of URL. */
 export async function checkWebhookHost(call: Call, url: string): Promise<void> {
   const problem = await hostProblem(hostOf(new URL(url)), call.ctx.webhooks.allowedHosts);
   if (problem) throw invalidParams([{ param: 'webhook_url', issue: `must not point at a loopback, private, link-local or multicast address (${problem})` }]);

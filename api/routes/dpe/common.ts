@@ -12,7 +12,7 @@ export type Classe = (typeof CLASSES)[number];
 /** Below this many sales a class's figures are flagged statistically fragile; class D needs it for prime_verte. */
 export const MIN_CLASS_SALES = 30;
 
-/** latitude/longitude are parsed only to answer unsupported_location (DECISIONS.md), not silently ignored. */
+/** latitude/longitude are parsed only to answer unsupported_location, not silently ignored. */
 export const dpeLocationFields = locationFields;
 
 export const typeLocal2 = enumParam(['Maison', 'Appartement'], 'Maison or Appartement (default: both); filters the DVF side.').optional();

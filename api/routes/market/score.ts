@@ -11,7 +11,7 @@ export function bandLabel(score: number, labels: readonly [string, string, strin
   return labels[score <= 30 ? 0 : score <= 60 ? 1 : score <= 80 ? 2 : 3];
 }
 
-/** market-score's labels (DECISIONS.md). */
+/** market-score's labels. */
 export const SCORE_LABELS = ['Peu actif', 'Modéré', 'Actif', 'Très dynamique'] as const;
 
 /** Mean days between two sales at or below which a zone's liquidity scores 100, and at or above which it scores 0. */

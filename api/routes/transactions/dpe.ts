@@ -1,6 +1,6 @@
 // GET /v1/transactions/:id/dpe (2 credits, refunded on 404): the energy diagnostic matched to one sale by the dpe_ventes
-// mart (guarded cadastral reference, else proximity; rules in marts/models/marts/dpe_ventes.sql), as the DPE record of
-// DECISIONS.md, with how it was matched.
+// mart (guarded cadastral reference, else proximity; rules in marts/models/marts/dpe_ventes.sql), as the DPE record,
+// with how it was matched.
 import { ApiError } from '../../errors';
 import { round2, z } from '../../params';
 import { defineEndpoint } from '../../platform';

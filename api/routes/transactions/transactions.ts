@@ -5,7 +5,7 @@ import { locationFields, resolveLocation } from '../../location';
 import { booleanParam, dateParam, enumParam, numberParam, round2, TYPE_LOCAL_4, z } from '../../params';
 import { defineEndpoint } from '../../platform';
 
-/** The transaction record of DECISIONS.md (search items and the :id lookup). */
+/** The transaction record (search items and the :id lookup). */
 export const transactionSchema = z
   .object({
     id: z.number().int().openapi({ description: 'Stable identifier (kept across DVF releases).' }),

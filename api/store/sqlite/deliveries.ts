@@ -102,7 +102,7 @@ function dueDeliveries(db: Database.Database, now: Date, limit: number): DueDeli
     attempts: r.attempts,
     webhook_url: r.webhook_url,
     secret: r.secret,
-    // The fields in the payload's order (DECISIONS.md, Webhooks): the same body as enqueued, at every attempt.
+    // The fields in the payload's order: the same body as enqueued, at every attempt.
     payload: payloadOf(r.id, r.created_at, {
       alert_id: r.alert_id,
       transaction: {

@@ -54,7 +54,7 @@ describe('GET /v1/transactions', () => {
     expect(bad.body.error).toMatchObject({ code: 'invalid_params', details: [{ param: 'prix_min', issue: 'must not exceed prix_max' }] });
   });
 
-  it('returns one sale by id with the full record of DECISIONS.md', async () => {
+  it('returns one sale by id with the full transaction record', async () => {
     const key = api.key();
     const [first] = (await api.get('/v1/transactions?code_departement=01&limit=1', key)).body.transactions;
     const r = await api.get(`/v1/transactions/${first.id}`, key);

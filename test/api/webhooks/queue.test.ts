@@ -1,5 +1,5 @@
 // The delivery queue's rows hold typed payload fields (the state's migration 0004): the body rebuilt at delivery is the
-// JSON of DECISIONS.md, identical at every attempt; rows queued before the migration keep their exact body; a pair is
+// webhook payload, identical at every attempt; rows queued before the migration keep their exact body; a pair is
 // never queued twice, also within one batch and across batches.
 import Database from 'better-sqlite3';
 import fs from 'node:fs';
@@ -41,7 +41,7 @@ function withAlerts(store: SqliteState, ids: string[]): void {
 }
 
 describe('delivery queue', () => {
-  it('rebuilds the body of DECISIONS.md from the typed columns, the same at every attempt', async () => {
+  it('rebuilds the webhook payload from the typed columns, the same at every attempt', async () => {
     const store = new SqliteState(tmpFile(), new FixedClock(NOW));
     withAlerts(store, ['alert_a', 'alert_b']);
     const nulls = tx('42', { prix_m2: null, surface_reelle_bati: null, nombre_pieces_principales: null, commune: null, code_postal: null, latitude: null, longitude: null, type_local: 'Dépendance' });

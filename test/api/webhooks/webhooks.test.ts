@@ -87,7 +87,7 @@ const alerts: Record<string, string> = {};
 const clock = () => api.ctx.clock as FixedClock;
 
 describe('deliveries after imports', () => {
-  it('first import: every matching sale is delivered once, signed, with the payload of DECISIONS.md', async () => {
+  it('first import: every matching sale is delivered once, signed, with the webhook payload', async () => {
     alerts.all33230 = await createAlert('/ok', { code_postal: '33230' });
     alerts.houses = await createAlert('/ok', { label: 'houses', filters: { commune: 'abzac', type_local: 'Maison', prix_min: 100_000, prix_max: 250_000, surface_min: 60 } });
     alerts.dep01 = await createAlert('/ok', { code_departement: '01' });
