@@ -38,6 +38,37 @@ export interface DueDelivery {
   secret: string;
 }
 
+/** A due delivery as the state's engines read it: the row's typed payload fields and its alert's URL and secret. */
+export type DueRow = Omit<DueDelivery, 'payload'> & Omit<TransactionPayload, 'id'> & { transaction_id: string; created_at: string };
+
+/** A due delivery with its body rebuilt from the row, in the payload's field order: the same body at every attempt. */
+export function dueDeliveryOf(r: DueRow): DueDelivery {
+  return {
+    id: r.id,
+    seq: r.seq,
+    alert_id: r.alert_id,
+    attempts: r.attempts,
+    webhook_url: r.webhook_url,
+    secret: r.secret,
+    payload: payloadOf(r.id, r.created_at, {
+      alert_id: r.alert_id,
+      transaction: {
+        id: r.transaction_id,
+        date_mutation: r.date_mutation,
+        valeur_fonciere: r.valeur_fonciere,
+        prix_m2: r.prix_m2,
+        type_local: r.type_local,
+        surface_reelle_bati: r.surface_reelle_bati,
+        nombre_pieces_principales: r.nombre_pieces_principales,
+        commune: r.commune,
+        code_postal: r.code_postal,
+        latitude: r.latitude,
+        longitude: r.longitude,
+      },
+    }),
+  };
+}
+
 export interface AttemptResult {
   /** HTTP status of the answer; undefined when none came (timeout, refused address, TLS, network). */
   status?: number;

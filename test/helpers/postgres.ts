@@ -3,8 +3,8 @@
 // point elsewhere). PostgreSQL refuses to run as root, so under root (CI) the server runs as an unprivileged user.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
+import { freePort } from '../../lib/net';
 
 export interface TestPostgres {
   /** postgres:// URL of a database created for the caller (one per call of `database()`). */
@@ -36,17 +36,6 @@ function serverAccount(): { uid: number; gid: number } | null {
     } catch { /* try the next one */ }
   }
   throw new Error('running as root and no unprivileged account (postgres, nobody) to run PostgreSQL as');
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 /** `durable`: fsync, synchronous_commit and full-page writes as in production (measurements), instead of off. */

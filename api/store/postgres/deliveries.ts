@@ -3,10 +3,10 @@
 // `select … for update skip locked` and a lease (claimed_by, claimed_until), confirms the claim right before sending, and
 // records the attempt only while it still holds the claim. Another replica takes a delivery over only once its lease
 // expired: its holder died (the delivery is then sent again, with the same webhook-id) or stalled past the lease.
-import crypto from 'node:crypto';
 import type pg from 'pg';
-import { payloadOf, type AttemptResult, type DueDelivery, type Match, type TransactionPayload } from '../../webhooks/queue';
+import { dueDeliveryOf, type AttemptResult, type DueRow, type DueDelivery, type Match, type TransactionPayload } from '../../webhooks/queue';
 import { inTransaction } from './pool';
+import { randomBase62 } from '../model';
 
 const BATCH = 1000;
 
@@ -19,7 +19,7 @@ export async function enqueue(pool: pg.Pool, matches: Match[], now: Date): Promi
     const { rows } = await pool.query<{ seq: number }>(`select nextval('alert_deliveries_seq') as seq from generate_series(1, $1)`, [part.length]);
     const col = <K extends keyof TransactionPayload>(k: K) => part.map((m) => m.transaction[k]);
     const seqs = rows.map((r) => r.seq);
-    const ids = seqs.map((s) => `msg_${s.toString(36).padStart(9, '0')}${randomSuffix()}`);
+    const ids = seqs.map((s) => `msg_${s.toString(36).padStart(9, '0')}${randomBase62(12)}`);
     const r = await pool.query(
       `insert into alert_deliveries (seq, id, alert_id, transaction_id, date_mutation, valeur_fonciere, prix_m2, type_local,
          surface_reelle_bati, nombre_pieces_principales, commune, code_postal, latitude, longitude,
@@ -35,50 +35,7 @@ export async function enqueue(pool: pg.Pool, matches: Match[], now: Date): Promi
   return added;
 }
 
-const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
-function randomSuffix(): string {
-  let out = '';
-  while (out.length < 12) for (const b of crypto.randomBytes(16)) if (b < 248 && out.length < 12) out += BASE62[b % 62];
-  return out;
-}
 
-interface DueRow extends Omit<TransactionPayload, 'id'> {
-  id: string;
-  seq: number;
-  alert_id: string;
-  attempts: number;
-  webhook_url: string;
-  secret: string;
-  transaction_id: string;
-  created_at: string;
-}
-
-function toDue(r: DueRow): DueDelivery {
-  return {
-    id: r.id,
-    seq: r.seq,
-    alert_id: r.alert_id,
-    attempts: r.attempts,
-    webhook_url: r.webhook_url,
-    secret: r.secret,
-    payload: payloadOf(r.id, r.created_at, {
-      alert_id: r.alert_id,
-      transaction: {
-        id: r.transaction_id,
-        date_mutation: r.date_mutation,
-        valeur_fonciere: r.valeur_fonciere,
-        prix_m2: r.prix_m2,
-        type_local: r.type_local,
-        surface_reelle_bati: r.surface_reelle_bati,
-        nombre_pieces_principales: r.nombre_pieces_principales,
-        commune: r.commune,
-        code_postal: r.code_postal,
-        latitude: r.latitude,
-        longitude: r.longitude,
-      },
-    }),
-  };
-}
 
 const DUE_COLUMNS = `d.id, d.seq, d.alert_id, d.attempts, a.webhook_url, a.secret, d.transaction_id, d.date_mutation,
   d.valeur_fonciere, d.prix_m2, d.type_local, d.surface_reelle_bati, d.nombre_pieces_principales, d.commune,
@@ -103,7 +60,7 @@ export async function peekDue(pool: pg.Pool, now: Date, limit: number): Promise<
      order by d.next_attempt_at, d.seq limit $2`,
     [now.toISOString(), limit],
   );
-  return rows.map(toDue);
+  return rows.map(dueDeliveryOf);
 }
 
 /**
@@ -125,7 +82,7 @@ export async function claimDue(pool: pg.Pool, owner: string, now: Date, limit: n
      returning ${DUE_COLUMNS}`,
     [now.toISOString(), limit, owner, leaseMs],
   );
-  return rows.sort((x, y) => x.seq - y.seq).map(toDue);
+  return rows.sort((x, y) => x.seq - y.seq).map(dueDeliveryOf);
 }
 
 /**
