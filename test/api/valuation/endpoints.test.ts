@@ -351,7 +351,7 @@ describe('comparables against an independent computation', () => {
     const expected = await expectedEstimate(candidates, 'Appartement', 45, ref);
     expect(e.body.estimate.based_on_count).toBe(expected.count);
     expect(e.body.estimate.price_range.mid).toBe(Math.round(expected.median * 45));
-    expect(e.body.input).toEqual({ latitude: 48.8414, longitude: 2.3003, surface: 45, type_local: 'Appartement' });
+    expect(e.body.input).toEqual({ latitude: 48.8414, longitude: 2.3003, surface: 45, type_local: 'Appartement', pieces: null, classe_dpe: null, annee_construction: null });
   });
 });
 
