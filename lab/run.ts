@@ -63,20 +63,22 @@ function withResultsFile(name: string, args: string[], now = new Date()): string
 
 function main(argv: string[]): number {
   const bench = argv[0] === 'bench';
-  const [name, ...rest] = bench ? argv.slice(1) : argv;
+  // `npm run bench` alone (or with options only) is the API bench, the one docs/performance.md's API figures come from.
+  const benchArgs = argv.slice(1);
+  const [name, ...rest] = bench ? (benchArgs[0] === undefined || benchArgs[0].startsWith('-') && benchArgs[0] !== '--list' ? ['api', ...benchArgs] : benchArgs) : argv;
   if (!bench && name === 'bench') return main(argv.slice(1));
   if (!bench && name === 'test') {
     const vitest = path.join(labDir, '..', 'node_modules', 'vitest', 'vitest.mjs');
     return spawnSync(process.execPath, [vitest, 'run', '--config', path.join(labDir, 'vitest.config.ts'), ...rest], { stdio: 'inherit' }).status ?? 1;
   }
   const programs = bench ? BENCHES : PROGRAMS;
-  const program = name ? programs[name] : undefined;
+  const program = name && name !== '--list' ? programs[name] : undefined;
   if (!program) {
-    if (name) console.error(`unknown ${bench ? 'benchmark' : 'lab program'} "${name}"\n`);
+    if (name && name !== '--list') console.error(`unknown ${bench ? 'benchmark' : 'lab program'} "${name}"\n`);
     console.error(bench
       ? list('npm run bench -- <name> [options]  (lab/bench/README.md)', BENCHES)
       : list('npm run lab -- <name> [options]  (lab/README.md)', { ...PROGRAMS, test: { file: '', what: "the lab's own tests (lab/vitest.config.ts)" } }));
-    return name ? 2 : 0;
+    return name && name !== '--list' ? 2 : 0;
   }
   const args = program.json ? withResultsFile(name!, rest) : rest;
   const r = spawnSync(process.execPath, [...process.execArgv, path.join(labDir, program.file), ...args], { stdio: 'inherit' });
