@@ -58,3 +58,11 @@ export function startReplica(env: Record<string, string>): Promise<Replica> {
 export async function killReplicas(): Promise<void> {
   await Promise.all(started.splice(0).map((r) => r.kill('SIGKILL')));
 }
+
+/** Polls `cond` every 20 ms until it holds; fails naming `what` after `ms`. */
+export async function until(cond: () => boolean | Promise<boolean>, ms: number, what: string): Promise<void> {
+  for (const end = Date.now() + ms; !(await cond()); ) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}

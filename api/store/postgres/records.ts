@@ -1,18 +1,9 @@
 // Portfolio, alerts, the request log and the service's own state on PostgreSQL. Rows come back in the SQLite engine's
 // shape (flags as 0/1, JSON as its text, timestamps as ISO strings), so one mapping serves both engines.
 import type pg from 'pg';
+import type { LoggedRequest } from '../../routes/account/request-log';
+import { ALERT_VALUE_COLUMNS, type AlertRow, type AlertValues, type PropertyRow } from '../types';
 import { inTransaction } from './pool';
-
-export interface PropertyRow {
-  id: string;
-  key_id: string;
-  data: string;
-  estimate: string | null;
-  estimate_valid: number;
-  estimate_computed_at: string | null;
-  created_at: string;
-  updated_at: string;
-}
 
 const PROPERTY_COLUMNS = `id, key_id, data::text as data, estimate::text as estimate, estimate_valid::int as estimate_valid,
   estimate_computed_at, created_at, updated_at`;
@@ -53,19 +44,6 @@ export class PgPortfolio {
     const r = await this.pool.query('delete from portfolio_properties where id = $1 and key_id = $2', [id, keyId]);
     return r.rowCount === 1;
   }
-}
-
-export const ALERT_VALUE_COLUMNS = ['label', 'webhook_url', 'code_postal', 'commune', 'code_departement', 'type_local', 'prix_min', 'prix_max', 'surface_min', 'surface_max'] as const;
-export type AlertValues = Record<(typeof ALERT_VALUE_COLUMNS)[number], string | number | null>;
-
-export interface AlertRow extends AlertValues {
-  id: string;
-  key_id: string;
-  secret: string;
-  is_active: number;
-  deactivated_reason: string | null;
-  created_at: string;
-  updated_at: string;
 }
 
 const ALERT_COLUMNS = `id, key_id, secret, is_active::int as is_active, deactivated_reason, created_at, updated_at, ${ALERT_VALUE_COLUMNS.join(', ')}`;
@@ -159,19 +137,10 @@ export class PgAlerts {
   }
 }
 
-export interface LoggedRequestRow {
-  request_id: string;
-  at: string;
-  endpoint: string;
-  transport: 'rest' | 'mcp';
-  status: number;
-  credits: number;
-}
-
 export class PgRequestLog {
   constructor(private readonly pool: pg.Pool) {}
 
-  async record(keyId: string, r: LoggedRequestRow): Promise<void> {
+  async record(keyId: string, r: LoggedRequest): Promise<void> {
     await this.pool.query(
       'insert into request_log (key_id, at, request_id, endpoint, transport, status, credits) values ($1, $2, $3, $4, $5, $6, $7)',
       [keyId, r.at, r.request_id, r.endpoint, r.transport, r.status, r.credits],
@@ -182,8 +151,8 @@ export class PgRequestLog {
     await this.pool.query('delete from request_log where at < $1', [before]);
   }
 
-  async recent(keyId: string, limit: number): Promise<LoggedRequestRow[]> {
-    const { rows } = await this.pool.query<LoggedRequestRow>(
+  async recent(keyId: string, limit: number): Promise<LoggedRequest[]> {
+    const { rows } = await this.pool.query<LoggedRequest>(
       'select request_id, at, endpoint, transport, status, credits from request_log where key_id = $1 order by at desc, id desc limit $2',
       [keyId, limit],
     );

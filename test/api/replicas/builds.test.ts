@@ -12,7 +12,7 @@ import { DuckDBInstance } from '../../../lib/duck';
 import { currentServingFile } from '../../../lib/serving';
 import { testData } from '../../helpers/data';
 import { startPostgres, type TestPostgres } from '../../helpers/postgres';
-import { killReplicas, startReplica, type Replica } from '../../helpers/replicas';
+import { killReplicas, startReplica, until, type Replica } from '../../helpers/replicas';
 import { startReceiver, type Receiver } from '../../helpers/webhook-receiver';
 
 let server: TestPostgres | undefined;
@@ -24,13 +24,6 @@ afterAll(async () => {
   await receiver?.close();
   await server?.stop();
 });
-
-const until = async (cond: () => boolean | Promise<boolean>, ms: number, what: string) => {
-  for (const end = Date.now() + ms; !(await cond()); ) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-};
 
 const servedBy = async (r: Replica) => ((await (await fetch(`${r.url}/health`)).json()) as { serving_database: { name: string } }).serving_database.name;
 

@@ -14,7 +14,7 @@ import { migrate, openPool } from '../../../api/store/postgres/pool';
 import { repoRoot } from '../../../lib/config';
 import { testData } from '../../helpers/data';
 import { startPostgres, type TestPostgres } from '../../helpers/postgres';
-import { killReplicas, startReplica, type Replica } from '../../helpers/replicas';
+import { killReplicas, startReplica, until, type Replica } from '../../helpers/replicas';
 
 let server: TestPostgres;
 let pool: pg.Pool;
@@ -77,13 +77,6 @@ async function call(r: Replica, key: string, p: string): Promise<Outcome | undef
 
 const pendingCharges = async (owner?: string) =>
   (await pool.query<{ n: number }>(`select count(*)::int as n from credit_ledger where settled = 'pending' ${owner ? 'and owner = $1' : ''}`, owner ? [owner] : [])).rows[0].n;
-
-async function until(cond: () => Promise<boolean>, ms: number, what: string): Promise<void> {
-  for (const end = Date.now() + ms; !(await cond()); ) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe('three replicas on one PostgreSQL', () => {
   it('report the state engine in /health', async () => {

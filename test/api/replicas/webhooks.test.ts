@@ -12,7 +12,7 @@ import { PgState } from '../../../api/store/postgres';
 import { scanSince } from '../../../api/webhooks/scan';
 import { testData } from '../../helpers/data';
 import { startPostgres, type TestPostgres } from '../../helpers/postgres';
-import { killReplicas, startReplica } from '../../helpers/replicas';
+import { killReplicas, startReplica, until } from '../../helpers/replicas';
 import { startReceiver, type Receiver } from '../../helpers/webhook-receiver';
 
 let server: TestPostgres | undefined;
@@ -24,13 +24,6 @@ afterAll(async () => {
   await receiver?.close();
   await server?.stop();
 });
-
-const until = async (cond: () => boolean | Promise<boolean>, ms: number, what: string) => {
-  for (const end = Date.now() + ms; !(await cond()); ) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-};
 
 it('delivers each webhook once across three replicas, one killed mid-delivery: 0 lost, 0 duplicated', async () => {
   server = await startPostgres();
