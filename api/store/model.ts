@@ -85,3 +85,32 @@ export interface CreateKeyOptions {
   /** Credits for the current month instead of the plan's allotment; the next monthly reset applies the allotment. */
   balance?: number;
 }
+
+/** An api_keys row as either engine returns it (SQLite has no boolean: is_active is 0 or 1 there). */
+export interface KeyRow {
+  id: string;
+  prefix: string;
+  label: string;
+  plan: PlanName;
+  is_active: boolean | number;
+  balance: number;
+  topup: number;
+  period: string;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+export function keyRecordOf(r: KeyRow): KeyRecord {
+  return {
+    id: r.id,
+    prefix: r.prefix,
+    label: r.label,
+    plan: r.plan,
+    isActive: r.is_active === true || r.is_active === 1,
+    balance: r.balance,
+    topup: r.topup,
+    period: r.period,
+    createdAt: r.created_at,
+    revokedAt: r.revoked_at,
+  };
+}

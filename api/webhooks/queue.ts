@@ -69,6 +69,20 @@ export function dueDeliveryOf(r: DueRow): DueDelivery {
   };
 }
 
+/**
+ * What one attempt makes of a delivery: a 2xx succeeds; 410 Gone fails it (and deactivates its alert); anything else is
+ * retried after the next delay of `retryDelaysMs`, and fails once they are used up. Both state engines record this.
+ */
+export function attemptOutcome(d: DueDelivery, r: AttemptResult, now: Date, retryDelaysMs: number[]) {
+  const attempts = d.attempts + 1;
+  const ok = r.status !== undefined && r.status >= 200 && r.status < 300;
+  const gone = r.status === 410;
+  const outcome: 'succeeded' | 'failed' | 'retry' = ok ? 'succeeded' : gone || attempts > retryDelaysMs.length ? 'failed' : 'retry';
+  const next = outcome === 'retry' ? new Date(now.getTime() + retryDelaysMs[attempts - 1]).toISOString() : null;
+  const error = ok ? null : gone ? 'the receiver answered 410 Gone: the alert was deactivated' : (r.error ?? `HTTP ${r.status}`);
+  return { at: now.toISOString(), attempts, gone, outcome, next, error };
+}
+
 export interface AttemptResult {
   /** HTTP status of the answer; undefined when none came (timeout, refused address, TLS, network). */
   status?: number;

@@ -4,7 +4,7 @@
 // records the attempt only while it still holds the claim. Another replica takes a delivery over only once its lease
 // expired: its holder died (the delivery is then sent again, with the same webhook-id) or stalled past the lease.
 import type pg from 'pg';
-import { dueDeliveryOf, type AttemptResult, type DueRow, type DueDelivery, type Match, type TransactionPayload } from '../../webhooks/queue';
+import { attemptOutcome, dueDeliveryOf, type AttemptResult, type DueRow, type DueDelivery, type Match, type TransactionPayload } from '../../webhooks/queue';
 import { inTransaction } from './pool';
 import { randomBase62 } from '../model';
 
@@ -117,13 +117,7 @@ export async function recordAttempt(
   now: Date,
   retryDelaysMs: number[],
 ): Promise<'succeeded' | 'failed' | 'retry' | 'lost'> {
-  const at = now.toISOString();
-  const attempts = d.attempts + 1;
-  const ok = r.status !== undefined && r.status >= 200 && r.status < 300;
-  const gone = r.status === 410;
-  const outcome = ok ? 'succeeded' : gone || attempts > retryDelaysMs.length ? 'failed' : 'retry';
-  const next = outcome === 'retry' ? new Date(now.getTime() + retryDelaysMs[attempts - 1]).toISOString() : null;
-  const error = ok ? null : gone ? 'the receiver answered 410 Gone: the alert was deactivated' : (r.error ?? `HTTP ${r.status}`);
+  const { at, attempts, gone, outcome, next, error } = attemptOutcome(d, r, now, retryDelaysMs);
   return inTransaction(pool, async (c) => {
     const u = await c.query(
       `update alert_deliveries set status = $1, attempts = $2, next_attempt_at = $3, last_attempt_at = $4, response_status = $5,

@@ -1,31 +1,11 @@
-// API keys on PostgreSQL: the same records and rules as the SQLite engine (api/store.ts).
+// API keys on PostgreSQL: the same records and rules as the SQLite engine (api/store/sqlite/keys.ts).
 import type pg from 'pg';
 import type { Clock } from '../../clock';
 import {
   AmbiguousKeyError, DISPLAY_PREFIX_CHARS, KEY_PREFIX, PLAN_NAMES, PLANS, UnknownKeyError, hashKey, isPlanName, periodOf, randomBase62,
-  type CreateKeyOptions, type KeyRecord, type PlanName,
-} from '../../store';
+  keyRecordOf, type CreateKeyOptions, type KeyRecord, type KeyRow,
+} from '../model';
 import { inTransaction } from './pool';
-
-interface KeyRow {
-  id: string;
-  prefix: string;
-  label: string;
-  plan: PlanName;
-  is_active: boolean;
-  balance: number;
-  topup: number;
-  period: string;
-  created_at: string;
-  revoked_at: string | null;
-}
-
-function toRecord(r: KeyRow): KeyRecord {
-  return {
-    id: r.id, prefix: r.prefix, label: r.label, plan: r.plan, isActive: r.is_active, balance: r.balance, topup: r.topup,
-    period: r.period, createdAt: r.created_at, revokedAt: r.revoked_at,
-  };
-}
 
 const KEY_COLUMNS = 'id, prefix, label, plan, is_active, balance, topup, period, created_at, revoked_at';
 
@@ -56,17 +36,17 @@ export class PgKeys {
 
   async findByKey(rawKey: string): Promise<KeyRecord | undefined> {
     const { rows } = await this.pool.query<KeyRow>(`select ${KEY_COLUMNS} from api_keys where key_hash = $1`, [hashKey(rawKey)]);
-    return rows[0] && toRecord(rows[0]);
+    return rows[0] && keyRecordOf(rows[0]);
   }
 
   async findById(id: string): Promise<KeyRecord | undefined> {
     const { rows } = await this.pool.query<KeyRow>(`select ${KEY_COLUMNS} from api_keys where id = $1`, [id]);
-    return rows[0] && toRecord(rows[0]);
+    return rows[0] && keyRecordOf(rows[0]);
   }
 
   async listKeys(): Promise<KeyRecord[]> {
     const { rows } = await this.pool.query<KeyRow>(`select ${KEY_COLUMNS} from api_keys order by created_at, id`);
-    return rows.map(toRecord);
+    return rows.map(keyRecordOf);
   }
 
   async resolve(ref: string): Promise<KeyRecord> {
@@ -79,7 +59,7 @@ export class PgKeys {
     const { rows } = await this.pool.query<KeyRow>(`select ${KEY_COLUMNS} from api_keys where prefix = $1 order by created_at`, [ref]);
     if (rows.length > 1) throw new AmbiguousKeyError(ref, rows.map((r) => r.id));
     if (rows.length === 0) throw new UnknownKeyError(ref);
-    return toRecord(rows[0]);
+    return keyRecordOf(rows[0]);
   }
 
   async revoke(idOrPrefix: string): Promise<{ key: KeyRecord; alreadyRevoked: boolean }> {

@@ -3,7 +3,7 @@
 // at each attempt, the same bytes every time (a million-row scan writes a third of the bytes, enqueues ~3× faster).
 import crypto from 'node:crypto';
 import type Database from 'better-sqlite3';
-import { dueDeliveryOf, type AttemptResult, type DueRow, type DeliveryItem, type DueDelivery, type Match } from '../../webhooks/queue';
+import { attemptOutcome, dueDeliveryOf, type AttemptResult, type DueRow, type DeliveryItem, type DueDelivery, type Match } from '../../webhooks/queue';
 import type { DeliveryStore } from '../types';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
@@ -101,13 +101,7 @@ function dueDeliveries(db: Database.Database, now: Date, limit: number): DueDeli
  * after the next delay of `retryDelaysMs` (1, 5, 25 minutes), and fails once they are used up (3 retries).
  */
 function recordAttempt(db: Database.Database, d: DueDelivery, r: AttemptResult, now: Date, retryDelaysMs: number[]): 'succeeded' | 'failed' | 'retry' {
-  const at = now.toISOString();
-  const attempts = d.attempts + 1;
-  const ok = r.status !== undefined && r.status >= 200 && r.status < 300;
-  const gone = r.status === 410;
-  const outcome = ok ? 'succeeded' : gone || attempts > retryDelaysMs.length ? 'failed' : 'retry';
-  const next = outcome === 'retry' ? new Date(now.getTime() + retryDelaysMs[attempts - 1]).toISOString() : null;
-  const error = ok ? null : gone ? 'the receiver answered 410 Gone: the alert was deactivated' : (r.error ?? `HTTP ${r.status}`);
+  const { at, attempts, gone, outcome, next, error } = attemptOutcome(d, r, now, retryDelaysMs);
   db.transaction(() => {
     db.prepare(
       `update alert_deliveries set status = ?, attempts = ?, next_attempt_at = ?, last_attempt_at = ?, response_status = ?, last_error = ?

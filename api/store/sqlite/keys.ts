@@ -3,37 +3,9 @@ import type Database from 'better-sqlite3';
 import type { Clock } from '../../clock';
 import {
   AmbiguousKeyError, DISPLAY_PREFIX_CHARS, KEY_PREFIX, KEY_RANDOM_CHARS, PLAN_NAMES, PLANS, UnknownKeyError, hashKey, isPlanName, periodOf, randomBase62,
-  type CreateKeyOptions, type KeyRecord, type PlanName,
+  keyRecordOf, type CreateKeyOptions, type KeyRecord, type KeyRow,
 } from '../model';
 import type { KeyStore } from '../types';
-
-interface KeyRow {
-  id: string;
-  prefix: string;
-  label: string;
-  plan: PlanName;
-  is_active: number;
-  balance: number;
-  topup: number;
-  period: string;
-  created_at: string;
-  revoked_at: string | null;
-}
-
-function toRecord(r: KeyRow): KeyRecord {
-  return {
-    id: r.id,
-    prefix: r.prefix,
-    label: r.label,
-    plan: r.plan,
-    isActive: r.is_active === 1,
-    balance: r.balance,
-    topup: r.topup,
-    period: r.period,
-    createdAt: r.created_at,
-    revokedAt: r.revoked_at,
-  };
-}
 
 /**
  * The async methods do their work before their first `await` (they have none): better-sqlite3 is synchronous, so a
@@ -73,12 +45,12 @@ export class SqliteKeys implements KeyStore {
 
   findByKeyNow(rawKey: string): KeyRecord | undefined {
     const row = this.byHash.get(hashKey(rawKey));
-    return row && toRecord(row);
+    return row && keyRecordOf(row);
   }
 
   findByIdNow(id: string): KeyRecord | undefined {
     const row = this.db.prepare('select * from api_keys where id = ?').get(id) as KeyRow | undefined;
-    return row && toRecord(row);
+    return row && keyRecordOf(row);
   }
 
   resolveNow(ref: string): KeyRecord {
@@ -91,7 +63,7 @@ export class SqliteKeys implements KeyStore {
     const rows = this.db.prepare('select * from api_keys where prefix = ? order by created_at').all(ref) as KeyRow[];
     if (rows.length > 1) throw new AmbiguousKeyError(ref, rows.map((r) => r.id));
     if (rows.length === 0) throw new UnknownKeyError(ref);
-    return toRecord(rows[0]);
+    return keyRecordOf(rows[0]);
   }
 
   revokeNow(ref: string): { key: KeyRecord; alreadyRevoked: boolean } {
@@ -127,7 +99,7 @@ export class SqliteKeys implements KeyStore {
   }
 
   async listKeys() {
-    return (this.db.prepare('select * from api_keys order by created_at, id').all() as KeyRow[]).map(toRecord);
+    return (this.db.prepare('select * from api_keys order by created_at, id').all() as KeyRow[]).map(keyRecordOf);
   }
 
   async resolve(ref: string) {
