@@ -4,7 +4,7 @@ import { cacheKey } from '../cache';
 import type { Location } from '../location';
 import { round2, z } from '../params';
 import type { Call } from '../platform';
-import { cleanSales, DEFAULT_TYPES, salesWhere } from './filter';
+import { cleanSales, DEFAULT_TYPES, memoryIndexFor, salesWhere, zoneQueryOf } from './filter';
 
 /** DEFAULT_TYPES as the `selection` of the ventes_mensuelles_departements mart. */
 const DEFAULT_SELECTION = 'sauf_terrain';
@@ -53,6 +53,15 @@ interface MonthStats {
  * of sales at France scale, from the ventes_mensuelles_departements mart, which holds the same exact figures.
  */
 export async function monthlyStats(call: Call, location: Location, types: string[], from: MonthIndex, to: MonthIndex): Promise<MonthStats[]> {
+  const filter = cleanSales(location, types, firstDay(from), lastDay(to));
+  const memory = memoryIndexFor(call, filter);
+  if (memory) return memory.byPeriod(zoneQueryOf(filter), 1).map(({ start, stats }) => ({ mois: start, n: stats.count, m_med: stats.price_per_m2.median }));
+  return monthlyStatsSql(call, location, types, from, to);
+}
+
+/** monthlyStats in SQL (the mart for a département, `ventes` otherwise): the path of radius searches, and the
+ * independent computation the tests compare to. */
+export async function monthlyStatsSql(call: Call, location: Location, types: string[], from: MonthIndex, to: MonthIndex): Promise<MonthStats[]> {
   if (location.kind === 'code_departement') {
     return call.ctx.db.query<MonthStats>(
       `select mois, nb_ventes as n, prix_m2_median as m_med from ventes_mensuelles_departements

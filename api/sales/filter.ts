@@ -5,7 +5,7 @@ import { invalidParams } from '../errors';
 import type { Location } from '../location';
 import { isoDay, round2, yearsBefore, z } from '../params';
 import type { Call } from '../platform';
-import type { MeasureStats } from './memory';
+import type { MeasureStats, SalesIndex, ZoneQuery } from './memory';
 
 export const DEFAULT_WINDOW_YEARS = 3;
 /** Without type_local: every sale except land-only ones (include_terrain adds them). */
@@ -65,24 +65,35 @@ export function salesWhere(f: SalesFilter): { where: string; params: Params } {
  * figures.
  */
 export async function marketStats(call: Call, f: SalesFilter): Promise<MarketStats> {
-  const memory = call.ctx.db.sales;
-  if (memory && f.location.kind !== 'radius') {
-    const { code_postal } = f.location.echo;
-    const r = memory.stats({
-      ...(code_postal !== null ? { code_postal } : {}),
-      ...departementsOf(f.location),
-      ...(f.location.communes.length ? { communes: f.location.communes.map((c) => c.code) } : {}),
-      types: f.types,
-      date_debut: f.date_debut,
-      date_fin: f.date_fin,
-      exclude_bulk_sales: f.exclude_bulk_sales,
-      exclude_outliers: f.exclude_outliers,
-      exclude_vefa: f.exclude_vefa,
-    });
+  const memory = memoryIndexFor(call, f);
+  if (memory) {
+    const r = memory.stats(zoneQueryOf(f));
     const s = (m: MeasureStats) => ({ median: round2(m.median), avg: round2(m.avg), min: round2(m.min), max: round2(m.max) });
     return { count: r.count, price: s(r.price), price_per_m2: s(r.price_per_m2), surface: s(r.surface) };
   }
   return marketStatsSql(call, f);
+}
+
+/** The in-memory sales index when it can answer for the filter's zone (codes, not a radius). */
+export function memoryIndexFor(call: Call, f: SalesFilter): SalesIndex | undefined {
+  const memory = call.ctx.db.sales;
+  return memory && f.location.kind !== 'radius' ? memory : undefined;
+}
+
+/** A SalesFilter as the in-memory index reads it. */
+export function zoneQueryOf(f: SalesFilter): ZoneQuery {
+  const { code_postal } = f.location.echo;
+  return {
+    ...(code_postal !== null ? { code_postal } : {}),
+    ...departementsOf(f.location),
+    ...(f.location.communes.length ? { communes: f.location.communes.map((c) => c.code) } : {}),
+    types: f.types,
+    date_debut: f.date_debut,
+    date_fin: f.date_fin,
+    exclude_bulk_sales: f.exclude_bulk_sales,
+    exclude_outliers: f.exclude_outliers,
+    exclude_vefa: f.exclude_vefa,
+  };
 }
 
 /**

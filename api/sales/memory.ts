@@ -79,6 +79,7 @@ const ROWS_SQL = readSql(import.meta.url, 'memory-rows.sql');
 const VALUES_SQL = readSql(import.meta.url, 'memory-values.sql');
 
 const dayOf = (iso: string): number => Math.round(Date.parse(`${iso}T00:00:00Z`) / DAY_MS);
+const isoOfDay = (day: number): string => new Date(day * DAY_MS).toISOString().slice(0, 10);
 const monthOfDay = (day: number): number => {
   const d = new Date(day * DAY_MS);
   return d.getUTCFullYear() * 12 + d.getUTCMonth();
@@ -220,6 +221,27 @@ export class SalesIndex {
     return g.stats();
   }
 
+  /**
+   * The statistics of each calendar period (months, quarters or years) of the window that has sales, in order, each
+   * over the days of the period inside the window: what a `group by date_trunc(unit, date_mutation)` gives.
+   */
+  byPeriod(q: ZoneQuery, months: 1 | 3 | 12): Array<{ start: string; stats: ZoneStats }> {
+    const out: Array<{ start: string; stats: ZoneStats }> = [];
+    const from = dayOf(q.date_debut);
+    const to = dayOf(q.date_fin);
+    if (from > to) return out;
+    const first = monthOfDay(from) - (monthOfDay(from) % months);
+    for (let m = first; firstDayOfMonth(m) <= to; m += months) {
+      const start = firstDayOfMonth(m);
+      const end = firstDayOfMonth(m + months) - 1;
+      // Periods outside the loaded months have no sale: skipped without a look.
+      if (m + months <= this.firstMonth || m >= this.firstMonth + this.months) continue;
+      const stats = this.stats({ ...q, date_debut: isoOfDay(Math.max(start, from)), date_fin: isoOfDay(Math.min(end, to)) });
+      if (stats.count) out.push({ start: isoOfDay(start), stats });
+    }
+    return out;
+  }
+
   /** A whole département: the blocks of the window's full months, and the rows of its partial ones, sorted. */
   private departement(dep: number, typeMask: number, excluded: number, from: number, to: number): ZoneStats {
     const lastMonth = this.firstMonth + this.months - 1;
@@ -294,8 +316,8 @@ export class SalesIndex {
   }
 }
 
-/** DuckDB's median of an even count: the lower middle value plus half the gap to the upper one. */
-const interpolate = (lo: number, hi: number): number => lo + (hi - lo) * 0.5;
+/** DuckDB's median of an even count: its linear interpolation `lo × (1 − d) + hi × d` at d = 0.5, bit for bit. */
+const interpolate = (lo: number, hi: number): number => lo * 0.5 + hi * 0.5;
 
 function emptyStats(): ZoneStats {
   const none = (): MeasureStats => ({ median: null, avg: null, min: null, max: null });

@@ -4,7 +4,7 @@ import { locationEchoSchema, locationFields, resolveLocation, type Location } fr
 import { booleanParam, dateParam, enumParam, isoDay, round2, TYPE_LOCAL_4, yearsBefore, z } from '../../params';
 import { loadedDepartements, salesSpan, zoneDepartements } from '../../horizon';
 import { defineEndpoint, type Call } from '../../platform';
-import { cleaningOf, dateWindow, salesWhere, type SalesFilter } from '../../sales/filter';
+import { cleaningOf, dateWindow, memoryIndexFor, salesWhere, zoneQueryOf, type SalesFilter } from '../../sales/filter';
 import { direction, DIRECTIONS, pctChange, typesOf } from '../../sales/analytics';
 
 const TRENDS_DEFAULT_YEARS = 5;
@@ -69,16 +69,8 @@ function periodSpan(period: string): [string, string] {
  * loaded sales): otherwise it is null and `partial` lists the period, for the notice (docs/decisions.md, Data horizon).
  */
 export async function trendsFor(call: Call, f: SalesFilter, granularity: Granularity): Promise<{ trends: Trend[]; summary: TrendsSummary; partial: string[] }> {
-  const { where, params } = salesWhere(f);
   const span = zoneSpan(call, f.location);
-  const rows = await call.ctx.db.query<{ period: string; n: number; p_med: number; p_avg: number; m_med: number | null }>(
-    `select ${PERIOD_SQL[granularity].label} as period, n, p_med, p_avg, m_med from (
-       select date_trunc('${PERIOD_SQL[granularity].unit}', date_mutation) as p, count(*) as n, median(valeur_fonciere) as p_med,
-         avg(valeur_fonciere) as p_avg, median(prix_m2) as m_med
-       from ventes where ${where} group by p
-     ) order by p`,
-    params,
-  );
+  const rows = await periodRows(call, f, granularity);
   const byPeriod = new Map(rows.map((r) => [r.period, { p: round2(r.p_med), m: round2(r.m_med) }]));
   const loaded = await span;
   const whole = (period: string) => {
@@ -120,6 +112,49 @@ export async function trendsFor(call: Call, f: SalesFilter, granularity: Granula
     summary: { total_transactions: trends.reduce((n, t) => n + t.transaction_count, 0), overall_trend: direction(total), total_change_pct: total },
     partial,
   };
+}
+
+export interface PeriodRow {
+  period: string;
+  n: number;
+  p_med: number;
+  p_avg: number;
+  m_med: number | null;
+}
+
+const PERIOD_MONTHS: Record<Granularity, 1 | 3 | 12> = { month: 1, quarter: 3, year: 12 };
+
+/** The label of the period starting on `start` (YYYY-MM-DD): '2024-03', '2024-Q2' or '2024', as PERIOD_SQL writes it. */
+function periodLabel(start: string, granularity: Granularity): string {
+  if (granularity === 'year') return start.slice(0, 4);
+  if (granularity === 'month') return start.slice(0, 7);
+  return `${start.slice(0, 4)}-Q${Math.floor((Number(start.slice(5, 7)) - 1) / 3) + 1}`;
+}
+
+/** Count, price median and mean, €/m² median of each period of the window with sales, in order (unrounded). */
+export async function periodRows(call: Call, f: SalesFilter, granularity: Granularity): Promise<PeriodRow[]> {
+  const memory = memoryIndexFor(call, f);
+  if (!memory) return periodRowsSql(call, f, granularity);
+  return memory.byPeriod(zoneQueryOf(f), PERIOD_MONTHS[granularity]).map(({ start, stats }) => ({
+    period: periodLabel(start, granularity),
+    n: stats.count,
+    p_med: stats.price.median!,
+    p_avg: stats.price.avg!,
+    m_med: stats.price_per_m2.median,
+  }));
+}
+
+/** periodRows in SQL over `ventes`: the path of radius searches, and the independent computation the tests compare to. */
+export function periodRowsSql(call: Call, f: SalesFilter, granularity: Granularity): Promise<PeriodRow[]> {
+  const { where, params } = salesWhere(f);
+  return call.ctx.db.query<PeriodRow>(
+    `select ${PERIOD_SQL[granularity].label} as period, n, p_med, p_avg, m_med from (
+       select date_trunc('${PERIOD_SQL[granularity].unit}', date_mutation) as p, count(*) as n, median(valeur_fonciere) as p_med,
+         avg(valeur_fonciere) as p_avg, median(prix_m2) as m_med
+       from ventes where ${where} group by p
+     ) order by p`,
+    params,
+  );
 }
 
 /** The first and last loaded sale of the zone's départements that have sales (null when none). */
