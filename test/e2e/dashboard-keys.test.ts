@@ -2,13 +2,18 @@
 // the test's. A key holder rolls a key with a grace period (the page shows the new secret once and uses it; the old
 // secret works until the grace period ends on the server's clock, then is refused), then revokes it after a
 // confirmation step; a visitor gets Free keys until the address's daily limit, refused with the API's error. Every
-// action is in the key's request log; no console error but the refusals the test provokes; nothing leaves the machine.
+// action is in the key's request log; no console error but the refusals the test provokes; nothing leaves the machine;
+// screenshot after the roll in test-results/.
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { balanceOf, startTestApi, type TestApi } from '../helpers/api';
 import { sqliteState } from '../helpers/state';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const SCREENSHOT = path.join(path.resolve(fileURLToPath(new URL('../..', import.meta.url))), 'test-results', 'dashboard-keys.png');
 const SECRET_RE = /^fk_live_[0-9A-Za-z]{32}$/;
 
 let api: TestApi;
@@ -90,6 +95,8 @@ describe('/dashboard keys', () => {
     expect(await page.evaluate("sessionStorage.getItem('foncier-dashboard-key')")).toBe(secret);
     expect(sqliteState(api.ctx).keys.findByKeyNow(secret)!.id).toBe(id);
     expect(balanceOf(api, secret)).toBe(1500);
+    mkdirSync(path.dirname(SCREENSHOT), { recursive: true });
+    await page.screenshot({ path: SCREENSHOT, fullPage: true });
 
     // The old secret works through its grace period, and not a millisecond after.
     api.clock.set('2026-03-10T09:59:59.999Z');
@@ -172,8 +179,8 @@ describe('/dashboard keys', () => {
     );
     await expect(page.locator('#free-key-result').isHidden()).resolves.toBe(true);
     expect(problems.splice(0)).toEqual([refusedLoad('429 (Too Many Requests)')]);
-    expect((await sqliteState(api.ctx).keys.listKeys()).filter((k) => k.plan === 'Free').map((k) => k.id)).toEqual(
-      [first, second].map((k) => sqliteState(api.ctx).keys.findByKeyNow(k)!.id),
+    expect((await sqliteState(api.ctx).keys.listKeys()).filter((k) => k.plan === 'Free').map((k) => k.id).sort()).toEqual(
+      [first, second].map((k) => sqliteState(api.ctx).keys.findByKeyNow(k)!.id).sort(),
     );
 
     // The next UTC day, the address may have keys again.
