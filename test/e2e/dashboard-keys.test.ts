@@ -7,9 +7,10 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { balanceOf, startTestApi, type TestApi } from '../helpers/api';
+import { watchedPage, type WatchedPage } from '../helpers/browser';
 import { sqliteState } from '../helpers/state';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -31,33 +32,12 @@ afterAll(async () => {
   else process.env.FREE_KEYS_PER_ADDRESS_PER_DAY = savedLimit;
 });
 
-interface Session {
-  context: BrowserContext;
-  page: Page;
-  /** Console errors and page errors, in order. */
-  problems: string[];
-  /** Requests the page tried to send off this machine. */
-  outside: string[];
-}
-
-async function open(): Promise<Session> {
-  const context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
-  const problems: string[] = [];
-  const outside: string[] = [];
-  await context.route('**/*', (route) => {
-    const url = new URL(route.request().url());
-    if (url.protocol === 'data:' || url.hostname === '127.0.0.1') return route.continue();
-    outside.push(url.href);
-    return route.abort();
-  });
-  const page = await context.newPage();
-  page.on('console', (m) => {
-    if (m.type() === 'error') problems.push(`console: ${m.text()}`);
-  });
-  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-  const res = await page.goto(`${api.url}/dashboard`);
+/** A watched page (test/helpers/browser.ts) on /dashboard. */
+async function open(): Promise<WatchedPage> {
+  const w = await watchedPage(browser);
+  const res = await w.page.goto(`${api.url}/dashboard`);
   expect(res?.status()).toBe(200);
-  return { context, page, problems, outside };
+  return w;
 }
 
 /** Signs the page in with a key and waits for its figures. */
