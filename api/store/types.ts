@@ -21,7 +21,10 @@ export interface KeyStore {
   listKeys(): Promise<KeyRecord[]>;
   /** By id, by display prefix (when unambiguous: AmbiguousKeyError otherwise) or by the full key; UnknownKeyError. */
   resolve(ref: string): Promise<KeyRecord>;
-  /** Deactivates a key for good; revoking twice is harmless (alreadyRevoked). */
+  /**
+   * Deactivates a key for good, and its active alerts with it (deactivated_reason 'key_revoked': their deliveries are
+   * no longer due), in one transaction; revoking twice is harmless (alreadyRevoked).
+   */
   revoke(ref: string): Promise<{ key: KeyRecord; alreadyRevoked: boolean }>;
   /**
    * Gives an active key a new secret (returned in clear, once); the key keeps its id, plan, credits and everything

@@ -108,7 +108,12 @@ export class PgKeys implements KeyStore {
   async revoke(idOrPrefix: string): Promise<{ key: KeyRecord; alreadyRevoked: boolean }> {
     const rec = await this.resolve(idOrPrefix);
     if (!rec.isActive) return { key: rec, alreadyRevoked: true };
-    await this.pool.query('update api_keys set is_active = false, revoked_at = $1 where id = $2 and is_active', [this.clock.now().toISOString(), rec.id]);
+    const at = this.clock.now().toISOString();
+    await inTransaction(this.pool, async (c) => {
+      await c.query('update api_keys set is_active = false, revoked_at = $1 where id = $2 and is_active', [at, rec.id]);
+      // Its alerts stop with it: no one could manage them any more.
+      await c.query(`update alerts set is_active = false, deactivated_reason = 'key_revoked', updated_at = $1 where key_id = $2 and is_active`, [at, rec.id]);
+    });
     return { key: (await this.findById(rec.id))!, alreadyRevoked: false };
   }
 

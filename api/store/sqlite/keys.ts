@@ -109,7 +109,14 @@ export class SqliteKeys implements KeyStore {
   revokeNow(ref: string): { key: KeyRecord; alreadyRevoked: boolean } {
     const rec = this.resolveNow(ref);
     if (!rec.isActive) return { key: rec, alreadyRevoked: true };
-    this.db.prepare('update api_keys set is_active = 0, revoked_at = ? where id = ? and is_active = 1').run(this.clock.now().toISOString(), rec.id);
+    const at = this.clock.now().toISOString();
+    this.db
+      .transaction(() => {
+        this.db.prepare('update api_keys set is_active = 0, revoked_at = ? where id = ? and is_active = 1').run(at, rec.id);
+        // Its alerts stop with it: no one could manage them any more.
+        this.db.prepare(`update alerts set is_active = 0, deactivated_reason = 'key_revoked', updated_at = ? where key_id = ? and is_active = 1`).run(at, rec.id);
+      })
+      .immediate();
     return { key: this.findByIdNow(rec.id)!, alreadyRevoked: false };
   }
 

@@ -206,8 +206,13 @@ describe.each(ENGINES)('StateStore on $name', (engine) => {
       await expect(s.keys.roll(id, -1)).rejects.toThrow(RangeError);
       expect((await s.keys.findByKey(key))?.prefix).toBe(key.slice(0, 12));
       const { secret } = await s.keys.roll(id, 60_000);
+      const other = (await s.keys.createKey({ plan: 'Scale' })).id;
+      for (const [owner, alert] of [[id, 'alert_a'], [other, 'alert_b']]) expect(await s.alerts.insert(owner, alert, 'whsec', alertValues(alert), clock.now().toISOString(), 20)).toBe(true);
       await s.keys.revoke(id);
       for (const k of [key, secret]) expect(await s.keys.findByKey(k)).toMatchObject({ id, isActive: false });
+      // Its alerts stop with it; another key's go on.
+      expect(await s.alerts.get(id, 'alert_a')).toMatchObject({ is_active: 0, deactivated_reason: 'key_revoked' });
+      expect((await s.alerts.active()).map((a) => a.id)).toEqual(['alert_b']);
       await expect(s.keys.roll(id, 0)).rejects.toThrow(RevokedKeyError);
       await expect(s.keys.roll('key_unknown', 0)).rejects.toThrow(UnknownKeyError);
     });
