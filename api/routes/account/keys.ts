@@ -139,6 +139,11 @@ export function mountFreeKeys(app: Express, registry: OpenAPIRegistry, ctx: AppC
   app.post(FREE_KEY_PATH, async (req: Request, res: Response) => {
     const { FREE_KEYS, FREE_KEYS_PER_ADDRESS_PER_DAY: perDay } = env();
     if (FREE_KEYS !== 'on') throw new ApiError('not_found', 'this server does not give free keys; ask its operator for a key');
+    // JSON only, even for an empty body: another site's page cannot send that without this server's consent (CORS
+    // preflight), so it cannot spend its visitors' free keys with a form.
+    if (!/^application\/json\b/i.test(req.get('content-type') ?? '')) {
+      throw invalidParams([{ param: 'body', issue: 'must be JSON: send it with Content-Type: application/json (`{}` will do)' }]);
+    }
     const parsed = freeKeyBody.safeParse(req.body ?? {});
     if (!parsed.success) throw fromZodError(parsed.error, 'body');
     const r = await ctx.state.keys.issueFreeKey({ address: addressKey(req.ip ?? req.socket.remoteAddress), perDay, label: parsed.data.label });
@@ -173,10 +178,10 @@ export function mountFreeKeys(app: Express, registry: OpenAPIRegistry, ctx: AppC
     tags: [TAG],
     summary: 'A Free-plan key for a visitor, without an operator',
     description:
-      `**No key, 0 credits.** Creates a Free-plan key (${PLANS.Free.monthly} credits a month) and returns its secret once. ` +
+      `**No key, 0 credits.** Creates a Free-plan key (${PLANS.Free.monthly} credits a month) and returns its secret once. The body is JSON (\`{}\` will do). ` +
       'Each client address (an IPv4 address, or an IPv6 /64) may receive a few per UTC day (the operator sets how many); past it `429 free_key_limit_reached` with `Retry-After` (seconds to the next UTC day).',
     security: [],
-    request: { body: { content: { 'application/json': { schema: freeKeyBody } }, required: false } },
+    request: { body: { content: { 'application/json': { schema: freeKeyBody } }, required: true } },
     responses: {
       201: json('The key, created.', freeKeyResponse),
       400: json('Error: invalid_params, invalid_request.', errorSchema),

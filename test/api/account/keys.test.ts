@@ -161,7 +161,12 @@ describe('POST /v1/account/free-key', () => {
     const log = (await api.get('/v1/account/requests', key)).body.requests;
     expect(log.map((q: any) => [q.endpoint, q.status, q.credits, q.request_id])).toEqual([['GET /v1/account', 200, 0, account.headers.get('x-request-id')], ['POST /v1/account/free-key', 201, 0, r.headers.get('x-request-id')]]);
 
-    expect((await post('/v1/account/free-key', undefined)).status).toBe(201);
+    // JSON only (a form of another site cannot ask for one): refused without counting.
+    const form = await fetch(`${api.url}/v1/account/free-key`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'label=x' });
+    expect(form.status).toBe(400);
+    expect(((await form.json()) as any).error.details).toEqual([{ param: 'body', issue: 'must be JSON: send it with Content-Type: application/json (`{}` will do)' }]);
+    expect((await post('/v1/account/free-key', undefined)).status).toBe(400);
+    expect((await post('/v1/account/free-key', {})).status).toBe(201);
     const refused = await post('/v1/account/free-key', {});
     expect(refused.status).toBe(429);
     expect(refused.body.error.code).toBe('free_key_limit_reached');
