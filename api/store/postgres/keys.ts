@@ -29,7 +29,6 @@ export class PgKeys implements KeyStore {
   }
 
   async createKey(opts: CreateKeyOptions): Promise<{ id: string; key: string }> {
-    newKey(opts, this.clock.now()); // the options checked before a connection is taken
     return inTransaction(this.pool, (c) => this.insertKey(c, opts));
   }
 
@@ -128,4 +127,3 @@ export class PgKeys implements KeyStore {
     return (await this.findById(rec.id))!;
   }
 }
-
