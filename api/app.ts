@@ -8,7 +8,7 @@ import { accessLog } from './log';
 import { MCP_PATH, mountMcp } from './mcp/http';
 import { z } from './params';
 import { headerRefs, mountEndpoint, operationIdOf, registerCommonComponents, requestIdOf, toApiError, type AnyEndpoint } from './platform';
-import { ACCOUNT_ENDPOINTS, mountDashboard, recordRequests } from './routes/account';
+import { ACCOUNT_ENDPOINTS, mountDashboard, mountKeyRoutes, recordRequests } from './routes/account';
 import { BUSINESSES_ENDPOINTS } from './routes/businesses';
 import { ALERTS_ENDPOINTS } from './routes/alerts';
 import { DPE_ENDPOINTS } from './routes/dpe';
@@ -58,7 +58,7 @@ export const TAGS = [
   { name: 'Businesses', description: 'SIRENE: real-estate businesses around a point, and one legal unit asked live of INSEE.' },
   { name: 'Portfolio', description: 'Properties kept under your key, each with its stored estimate.' },
   { name: 'Alerts', description: 'Webhooks on newly imported sales matching your criteria (Scale and Enterprise plans).' },
-  { name: 'Account', description: 'Your key: plan, credits left, usage per endpoint and recent requests.' },
+  { name: 'Account', description: 'Your key: plan, credits left, usage per endpoint and recent requests; rolling its secret, revoking it; a free key.' },
   { name: 'Meta', description: 'The data sources loaded: coverage, vintages, licences and attributions.' },
   { name: 'Service', description: 'Health check and this document: no key, no credits.' },
 ];
@@ -107,6 +107,8 @@ export function createApp(ctx: AppContext): Express {
   const registry = new OpenAPIRegistry();
   registerCommonComponents(registry);
   for (const endpoint of ENDPOINTS) mountEndpoint(app, registry, ctx, endpoint);
+  // Rolling and revoking a key, free keys: documented, not MCP tools (api/routes/account/keys.ts).
+  mountKeyRoutes(app, registry, ctx);
   registerServiceRoutes(registry);
 
   const document = new OpenApiGeneratorV31(registry.definitions).generateDocument({

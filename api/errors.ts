@@ -16,6 +16,8 @@ export const ERROR_STATUS = {
   request_timeout: 408,
   alert_limit_reached: 409,
   rate_limited: 429,
+  // POST /v1/account/free-key: the client address had its free keys of the UTC day (docs/decisions.md, Keys from the dashboard).
+  free_key_limit_reached: 429,
   request_too_large: 431,
   query_failed: 500,
   at_capacity: 503,

@@ -82,6 +82,8 @@ export const VARIABLES = {
   WEBHOOK_LEASE_MS: integer(100, 3_600_000, 30_000, 'The webhook worker lease: a process that dies holding it delays deliveries at most that long.'),
   WEBHOOK_ALLOWED_HOSTS: hostList('Receivers exempt from the private-address rule (tests, a private network); empty in production.'),
   WEBHOOK_CA_FILE: text(undefined, 'a PEM file path', 'Extra trusted CA certificates for the receivers\' TLS, added to Node\'s (e.g. a private CA).'),
+  FREE_KEYS: oneOf(['on', 'off'] as const, 'on', 'Whether `/dashboard` gives visitors Free-plan keys without an operator (`POST /v1/account/free-key`); `off` withdraws the offer (404).'),
+  FREE_KEYS_PER_ADDRESS_PER_DAY: integer(1, 100_000, 3, 'Free keys one client address (an IPv4 address, or an IPv6 /64) may receive per UTC day; past it 429 `free_key_limit_reached`.'),
   MCP_ALLOWED_HOSTS: hostList('Turns on DNS-rebinding protection on `/mcp`: any other `Host` header is refused with 403.'),
   FONCIER_API_KEY: text(undefined, 'an API key (fk_live_…)', 'The key `npm run mcp` (stdio) acts for.'),
   SAMPLES_DIR: text(undefined, 'a folder path', 'Another copy of the real published samples (default `../shared/data`), for the tests and the data report.'),

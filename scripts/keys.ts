@@ -1,8 +1,8 @@
 // Key administration CLI over the state: DATA_DIR/api.sqlite, or PostgreSQL when DATABASE_URL is set. Create (prints
-// the key once), list, revoke, top up.
+// the key once), list, revoke, top up, roll (a new secret for the same key).
 import { parseArgs } from 'node:util';
 import { systemClock } from '../api/clock';
-import { openStore, PLAN_NAMES, PLANS, type PlanName, type StateStore } from '../api/store';
+import { MAX_ROLL_GRACE_MS, openStore, PLAN_NAMES, PLANS, type PlanName, type StateStore } from '../api/store';
 import { checkEnvOrExit } from '../lib/env';
 
 // A bad environment variable stops the command here, with a message naming it.
@@ -15,6 +15,9 @@ const USAGE = `Usage: npm run keys -- <command>
   list
   revoke <id|prefix>
   topup <id|prefix> <credits>
+  roll <id|prefix> [--grace-hours <0-168>]
+         A new secret for the same key (id, plan, credits, portfolio, alerts, history), printed alone on the last line
+         of stdout; the old secret keeps working for --grace-hours (default 0: it stops at once).
 The database is PostgreSQL when DATABASE_URL is set, else DATA_DIR/api.sqlite (DATA_DIR defaults to ./data).`;
 
 class UsageError extends Error {}
@@ -45,7 +48,7 @@ function table(header: string[], rows: string[][]): string {
 const fmt = (n: number) => n.toLocaleString('en-US');
 
 /** The key operations, on either engine. */
-type KeyAdmin = Pick<StateStore['keys'], 'createKey' | 'listKeys' | 'revoke' | 'topup'> & Pick<StateStore['credits'], 'balance'> & { close(): Promise<void> };
+type KeyAdmin = Pick<StateStore['keys'], 'createKey' | 'listKeys' | 'revoke' | 'topup' | 'roll'> & Pick<StateStore['credits'], 'balance'> & { close(): Promise<void> };
 
 /** The state as openStore() chooses it (PostgreSQL when DATABASE_URL is set), with few connections. */
 async function openAdmin(): Promise<KeyAdmin> {
@@ -57,6 +60,7 @@ async function openAdmin(): Promise<KeyAdmin> {
     listKeys: () => keys.listKeys(),
     revoke: (r) => keys.revoke(r),
     topup: (r, n) => keys.topup(r, n),
+    roll: (r, ms) => keys.roll(r, ms),
     balance: (id) => credits.balance(id),
     close: () => state.close(),
   };
@@ -66,11 +70,11 @@ async function run(argv: string[], store: KeyAdmin): Promise<void> {
   // revoke and topup take positionals only; parsing them by hand lets `topup <id> -5` reach the credits check.
   const positionalOnly = argv[0] === 'revoke' || argv[0] === 'topup';
   const { values, positionals } = positionalOnly
-    ? { values: {} as { plan?: string; label?: string; credits?: string }, positionals: argv }
+    ? { values: {} as { plan?: string; label?: string; credits?: string; 'grace-hours'?: string }, positionals: argv }
     : parseArgs({
         args: argv,
         allowPositionals: true,
-        options: { plan: { type: 'string' }, label: { type: 'string' }, credits: { type: 'string' } },
+        options: { plan: { type: 'string' }, label: { type: 'string' }, credits: { type: 'string' }, 'grace-hours': { type: 'string' } },
       });
   const [command, ...rest] = positionals;
   const credits = store;
@@ -126,6 +130,19 @@ async function run(argv: string[], store: KeyAdmin): Promise<void> {
       const key = await store.topup(rest[0], n);
       const b = (await credits.balance(key.id))!;
       process.stdout.write(`Added ${fmt(n)} credits to ${key.id}: top-up ${fmt(b.topup)}, ${fmt(b.remaining)} available in total.\n`);
+      return;
+    }
+    case 'roll': {
+      if (rest.length !== 1) throw new UsageError('roll takes one argument: the key id or prefix');
+      const hours = values['grace-hours'] === undefined ? 0 : parseCredits(values['grace-hours'], '--grace-hours', true);
+      if (hours > MAX_ROLL_GRACE_MS / 3_600_000) throw new UsageError(`--grace-hours must be at most ${MAX_ROLL_GRACE_MS / 3_600_000} (7 days), got ${hours}`);
+      const { key, secret } = await store.roll(rest[0], hours * 3_600_000);
+      const old = key.previousSecret;
+      process.stderr.write(
+        `Rolled ${key.id} (${key.plan}): ${old ? `the old secret ${old.prefix}… works until ${old.expiresAt}` : 'the old secret stopped at once'}. ` +
+          'Store the new one now: it cannot be shown again.\n',
+      );
+      process.stdout.write(`${secret}\n`);
       return;
     }
     case undefined:

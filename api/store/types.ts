@@ -5,21 +5,38 @@ import type { Balance, ChargeResult, HoldResult, RefundResult } from '../credits
 import type { RateDecision } from '../rate-limit';
 import type { DailyUsage, LoggedRequest } from '../routes/account/request-log';
 import type { AttemptResult, DeliveryItem, DueDelivery, Match } from '../webhooks/queue';
-import type { CreateKeyOptions, KeyRecord } from './model';
+import type { CreateKeyOptions, FreeKeyOptions, FreeKeyResult, KeyRecord, RolledKey } from './model';
 
 /** API keys: only their SHA-256 hash is stored; a key is shown in clear once, when created. */
 export interface KeyStore {
   /** Creates a key and its 'create' ledger row in one transaction; returns the key in clear. */
   createKey(opts: CreateKeyOptions): Promise<{ id: string; key: string }>;
-  /** The key's record whether active or revoked; undefined if unknown. */
+  /**
+   * The key's record whether active or revoked, by its current secret, or by the secret a roll replaced until that
+   * one's grace period ends (undefined after it, as for an unknown key): one indexed lookup per secret column.
+   */
   findByKey(rawKey: string): Promise<KeyRecord | undefined>;
   findById(id: string): Promise<KeyRecord | undefined>;
   /** Every key, oldest first. */
   listKeys(): Promise<KeyRecord[]>;
   /** By id, by display prefix (when unambiguous: AmbiguousKeyError otherwise) or by the full key; UnknownKeyError. */
   resolve(ref: string): Promise<KeyRecord>;
-  /** Deactivates a key for good; revoking twice is harmless (alreadyRevoked). */
+  /**
+   * Deactivates a key for good, and its active alerts with it (deactivated_reason 'key_revoked': their deliveries are
+   * no longer due), in one transaction; revoking twice is harmless (alreadyRevoked).
+   */
   revoke(ref: string): Promise<{ key: KeyRecord; alreadyRevoked: boolean }>;
+  /**
+   * Gives an active key a new secret (returned in clear, once); the key keeps its id, plan, credits and everything
+   * under it. The secret it replaces keeps working for `graceMs` (0: stops at once; at most 7 days, RangeError past
+   * it); a previous secret still in its grace period stops at once. RevokedKeyError for a revoked key.
+   */
+  roll(ref: string, graceMs: number): Promise<RolledKey>;
+  /**
+   * Creates a Free-plan key for a visitor unless `address` already received `perDay` of them this UTC day: the count
+   * and the key are written in one transaction, so concurrent requests (any process, any replica) cannot exceed it.
+   */
+  issueFreeKey(opts: FreeKeyOptions): Promise<FreeKeyResult>;
   /** Adds one-off credits (they survive monthly resets), with their ledger row, in one transaction. */
   topup(ref: string, credits: number): Promise<KeyRecord>;
 }

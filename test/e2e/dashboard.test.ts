@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENDPOINTS } from '../../api/app';
 import { DOCS_CSP } from '../../api/docs-page';
 import { balanceOf, startTestApi, type TestApi } from '../helpers/api';
+import { watchedPage } from '../helpers/browser';
 
 const repoRoot = path.resolve(fileURLToPath(new URL('../..', import.meta.url)));
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -89,20 +90,7 @@ describe('/dashboard', () => {
       expected.set(m.endpoint, e);
     }
 
-    const context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
-    const problems: string[] = [];
-    const outside: string[] = [];
-    await context.route('**/*', (route) => {
-      const url = new URL(route.request().url());
-      if (url.protocol === 'data:' || url.hostname === '127.0.0.1') return route.continue();
-      outside.push(url.href);
-      return route.abort();
-    });
-    const page = await context.newPage();
-    page.on('console', (m) => {
-      if (m.type() === 'error') problems.push(`console: ${m.text()}`);
-    });
-    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+    const { context, page, problems, outside } = await watchedPage(browser);
 
     const res = await page.goto(`${api.url}/dashboard`);
     expect(res?.status()).toBe(200);

@@ -90,6 +90,24 @@ describe('npm run keys', () => {
     expect(keys('list').stdout.split('\n').find((l) => l.includes(key.slice(0, 12)))).toMatch(/\bno\b/);
   });
 
+  it('roll prints a new secret for the same key; the old one works through --grace-hours, or stops at once', () => {
+    const first = keys('create', '--plan', 'Indie').stdout.trim();
+    const id = lookup((s) => s.findByKeyNow(first))!.id;
+    const r = keys('roll', id, '--grace-hours', '2');
+    expect(r.code).toBe(0);
+    const second = r.stdout.trim();
+    expect(second).toMatch(/^fk_live_[0-9A-Za-z]{32}$/);
+    expect(r.stderr).toMatch(new RegExp(`Rolled ${id} \\(Indie\\): the old secret ${first.slice(0, 12)}… works until \\d{4}-`));
+    expect(lookup((s) => [s.findByKeyNow(first)?.id, s.findByKeyNow(second)?.id])).toEqual([id, id]);
+    const third = keys('roll', second.slice(0, 12));
+    expect(third.code).toBe(0);
+    expect(third.stderr).toMatch(/the old secret stopped at once/);
+    expect(lookup((s) => [s.findByKeyNow(first), s.findByKeyNow(second), s.findByKeyNow(third.stdout.trim())?.id])).toEqual([undefined, undefined, id]);
+    const tooLong = keys('roll', id, '--grace-hours', '169');
+    expect([tooLong.code, tooLong.stdout]).toEqual([1, '']);
+    expect(tooLong.stderr).toMatch(/--grace-hours must be at most 168/);
+  });
+
   it('exits 1 with a clear message on bad input', async () => {
     const badTopups = ['0', '-5', 'ten', '1.5'];
     const [badPlan, noPlan, unknownKey, unknownTopup, badCredits, unknownCommand, none, ...topups] = await Promise.all([

@@ -1,27 +1,49 @@
 // GET /v1/account, /v1/account/usage, /v1/account/requests (0 credits): what the key holder's dashboard (/dashboard)
-// shows, about the calling key only. Read-only: keys are managed with the operator CLI (npm run keys).
+// shows, about the calling key only. Rolling and revoking the key, and free keys, are in ./keys.ts.
 import { nextResetDate } from '../../credits';
 import { numberParam, z } from '../../params';
 import { defineEndpoint } from '../../platform';
-import { PLANS } from '../../store';
+import { PLANS, type KeyRecord } from '../../store';
 import { requestLogOf, RETENTION_DAYS } from './request-log';
 
-const TAG = 'Account';
+export const TAG = 'Account';
+
+/** A key as the account endpoints show it (never its secret). */
+export const keySchema = z.object({
+  id: z.string().openapi({ description: 'The key’s id: it stays the same when the key is rolled.' }),
+  prefix: z.string().openapi({ description: 'The first characters of the key’s current secret, to tell keys apart (never the secret).' }),
+  label: z.string(),
+  plan: z.enum(Object.keys(PLANS) as [keyof typeof PLANS, ...(keyof typeof PLANS)[]]),
+  created_at: z.string(),
+  previous_secret: z
+    .object({
+      prefix: z.string(),
+      expires_at: z.string().openapi({ description: 'When the replaced secret stops working (ISO 8601, UTC).' }),
+    })
+    .nullable()
+    .openapi({ description: 'The secret the last roll replaced, while it still works (its grace period); null otherwise.' }),
+});
+
+export function keyFields(key: KeyRecord, now: Date): z.input<typeof keySchema> {
+  const prev = key.previousSecret && key.previousSecret.expiresAt > now.toISOString() ? key.previousSecret : null;
+  return {
+    id: key.id,
+    prefix: key.prefix,
+    label: key.label,
+    plan: key.plan,
+    created_at: key.createdAt,
+    previous_secret: prev && { prefix: prev.prefix, expires_at: prev.expiresAt },
+  };
+}
 
 export const account = defineEndpoint({
   method: 'get',
   path: '/v1/account',
   tag: TAG,
   summary: 'The calling key: plan, credits left and reset date',
-  description: 'Read-only; keys are created, revoked and topped up by the operator.',
+  description: 'Its secret is rolled with `POST /v1/account/roll` and the key revoked with `POST /v1/account/revoke`; the operator creates keys of any plan and tops them up.',
   response: z.object({
-    key: z.object({
-      id: z.string(),
-      prefix: z.string().openapi({ description: 'The first characters of the key, to tell keys apart (never the key).' }),
-      label: z.string(),
-      plan: z.enum(Object.keys(PLANS) as [keyof typeof PLANS, ...(keyof typeof PLANS)[]]),
-      created_at: z.string(),
-    }),
+    key: keySchema,
     credits: z.object({
       remaining: z.number().int().openapi({ description: 'What the key can spend now: this month’s allotment left plus top-ups.' }),
       monthly_allotment: z.number().int().openapi({ description: 'Credits the plan restores on the first day of each UTC month.' }),
@@ -37,7 +59,7 @@ export const account = defineEndpoint({
   async handler(_p, { ctx, key, now }) {
     const b = await ctx.state.credits.balance(key.id);
     return {
-      key: { id: key.id, prefix: key.prefix, label: key.label, plan: key.plan, created_at: key.createdAt },
+      key: keyFields(key, now),
       credits: {
         remaining: b?.remaining ?? 0,
         monthly_allotment: PLANS[key.plan].monthly,

@@ -4,7 +4,7 @@
 // waits for those in flight before giving the replica's lease up.
 import type { Clock } from '../../clock';
 import type { AttemptResult, DueDelivery, Match } from '../../webhooks/queue';
-import type { CreateKeyOptions } from '../model';
+import type { CreateKeyOptions, FreeKeyOptions } from '../model';
 import type { AlertValues, PropertyRow, StateStore } from '../types';
 import type { LoggedRequest } from '../../routes/account/request-log';
 import { anyDue, claimDue, confirmClaim, enqueue, peekDue, recordAttempt, releaseClaims } from './deliveries';
@@ -93,6 +93,8 @@ export class PgStore implements StateStore {
     resolve: async (ref: string) => (await this.state()).keys.resolve(ref),
     revoke: async (ref: string) => (await this.state()).keys.revoke(ref),
     topup: async (ref: string, credits: number) => (await this.state()).keys.topup(ref, credits),
+    roll: async (ref: string, graceMs: number) => (await this.state()).keys.roll(ref, graceMs),
+    issueFreeKey: async (o: FreeKeyOptions) => (await this.state()).keys.issueFreeKey(o),
   };
 
   readonly credits = this.creditStore();

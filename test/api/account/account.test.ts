@@ -32,7 +32,7 @@ describe('the key holder’s figures', () => {
     const r = await api.get('/v1/account', key);
     expect(r.status).toBe(200);
     const rec = sqliteState(api.ctx).keys.findByKeyNow(key)!;
-    expect(r.body.key).toEqual({ id: rec.id, prefix: rec.prefix, label: rec.label, plan: 'Indie', created_at: rec.createdAt });
+    expect(r.body.key).toEqual({ id: rec.id, prefix: rec.prefix, label: rec.label, plan: 'Indie', created_at: rec.createdAt, previous_secret: null });
     expect(r.body.credits).toEqual({ remaining: 1234 + 50 - 5, monthly_allotment: 2000, monthly_remaining: 1234 - 5, topup: 50, resets_on: '2022-07-01' });
     expect(r.body.credits.remaining).toBe(balanceOf(api, key));
     expect(r.body.rate_limit_per_minute).toBe(60);

@@ -12,6 +12,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { ENDPOINTS } from '../../../api/app';
+import { KEY_ENDPOINTS } from '../../../api/routes/account';
 import { createMcpServer, generateTools } from '../../../api/mcp/tools';
 import { z } from '../../../api/params';
 import { defineEndpoint } from '../../../api/platform';
@@ -66,7 +67,9 @@ async function documentedOperations(): Promise<Array<{ op: string; operationId?:
     Object.entries(ops)
       // Operations without a key (health, the document itself) are not endpoints of the registry.
       .filter(([, o]) => o.security?.length)
-      .map(([m, o]) => ({ op: `${m.toUpperCase()} ${p.replace(/\{(\w+)\}/g, ':$1')}`, operationId: o.operationId })),
+      .map(([m, o]) => ({ op: `${m.toUpperCase()} ${p.replace(/\{(\w+)\}/g, ':$1')}`, operationId: o.operationId }))
+      // Rolling and revoking the key are documented but are not tools (a secret is never handed to an agent).
+      .filter(({ op }) => !KEY_ENDPOINTS.some((e) => `${e.method.toUpperCase()} ${e.path}` === op)),
   );
 }
 

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { FixedClock } from '../../../api/clock';
-import { openStore, type AlertValues, type OpenStateOptions, type StateStore } from '../../../api/store';
+import { openStore, RevokedKeyError, UnknownKeyError, type AlertValues, type OpenStateOptions, type StateStore } from '../../../api/store';
 import type { Match } from '../../../api/webhooks/queue';
 import { startPostgres, type TestPostgres } from '../../helpers/postgres';
 
@@ -163,6 +163,82 @@ describe.each(ENGINES)('StateStore on $name', (engine) => {
       const topped = await s.keys.topup(b.id, 500);
       expect(topped.topup).toBe(500);
       expect((await s.credits.balance(b.id))!.remaining).toBe(507);
+    });
+
+    it('roll a key: a new secret, the same key; the old secret works through its grace period, then not at all', async () => {
+      const s = await fresh();
+      const { id, key: first } = await s.keys.createKey({ plan: 'Scale', label: 'ops', balance: 321 });
+      await s.keys.topup(id, 9);
+      const before = (await s.keys.findById(id))!;
+
+      const hour = 3_600_000;
+      const rolled = await s.keys.roll(id, hour);
+      expect(rolled.secret).toMatch(/^fk_live_[0-9A-Za-z]{32}$/);
+      expect(rolled.secret).not.toBe(first);
+      const expires = new Date(clock.now().getTime() + hour).toISOString();
+      expect(rolled.key).toEqual({ ...before, prefix: rolled.secret.slice(0, 12), previousSecret: { prefix: first.slice(0, 12), expiresAt: expires } });
+      expect(await s.keys.findByKey(rolled.secret)).toEqual(rolled.key);
+      // The old secret finds the same record until its expiry, exclusive.
+      expect(await s.keys.findByKey(first)).toEqual(rolled.key);
+      clock.advance(hour - 1);
+      expect((await s.keys.findByKey(first))?.id).toBe(id);
+      clock.advance(1);
+      expect(await s.keys.findByKey(first)).toBeUndefined();
+      expect((await s.keys.findByKey(rolled.secret))?.id).toBe(id);
+      expect((await s.credits.balance(id))!.remaining).toBe(330);
+      expect((await s.keys.resolve(rolled.secret.slice(0, 12))).id).toBe(id);
+
+      // Without a grace period the replaced secret stops at once, and a previous one still in its grace period too.
+      const second = rolled.secret;
+      const third = (await s.keys.roll(id, 7 * 24 * hour)).secret;
+      expect((await s.keys.findByKey(second))?.id).toBe(id);
+      const fourth = await s.keys.roll(id, 0);
+      expect(fourth.key.previousSecret).toBeNull();
+      for (const old of [first, second, third]) expect(await s.keys.findByKey(old)).toBeUndefined();
+      expect((await s.keys.findByKey(fourth.secret))?.id).toBe(id);
+      expect((await s.keys.listKeys()).map((k) => k.id)).toEqual([id]);
+    });
+
+    it('refuse a roll of a revoked key or past 7 days of grace; a revoked key is revoked under its old secret too', async () => {
+      const s = await fresh();
+      const { id, key } = await s.keys.createKey({ plan: 'Indie' });
+      await expect(s.keys.roll(id, 7 * 86_400_000 + 1)).rejects.toThrow(RangeError);
+      await expect(s.keys.roll(id, -1)).rejects.toThrow(RangeError);
+      expect((await s.keys.findByKey(key))?.prefix).toBe(key.slice(0, 12));
+      const { secret } = await s.keys.roll(id, 60_000);
+      const other = (await s.keys.createKey({ plan: 'Scale' })).id;
+      for (const [owner, alert] of [[id, 'alert_a'], [other, 'alert_b']]) expect(await s.alerts.insert(owner, alert, 'whsec', alertValues(alert), clock.now().toISOString(), 20)).toBe(true);
+      await s.keys.revoke(id);
+      for (const k of [key, secret]) expect(await s.keys.findByKey(k)).toMatchObject({ id, isActive: false });
+      // Its alerts stop with it; another key's go on.
+      expect(await s.alerts.get(id, 'alert_a')).toMatchObject({ is_active: 0, deactivated_reason: 'key_revoked' });
+      expect((await s.alerts.active()).map((a) => a.id)).toEqual(['alert_b']);
+      await expect(s.keys.roll(id, 0)).rejects.toThrow(RevokedKeyError);
+      await expect(s.keys.roll('key_unknown', 0)).rejects.toThrow(UnknownKeyError);
+    });
+
+    it('issue Free keys to an address up to its daily limit, counted per UTC day and address, exact under concurrency', async () => {
+      const s = await fresh('2026-11-20T23:59:00.000Z');
+      const a = await s.keys.issueFreeKey({ address: '203.0.113.7', perDay: 2, label: 'visitor' });
+      if (!a.ok) throw new Error('refused');
+      expect(await s.keys.findByKey(a.key)).toMatchObject({ id: a.id, plan: 'Free', label: 'visitor', isActive: true, balance: 100 });
+      expect((await s.credits.balance(a.id))!.remaining).toBe(100);
+      expect((await s.keys.issueFreeKey({ address: '203.0.113.7', perDay: 2 })).ok).toBe(true);
+      expect(await s.keys.issueFreeKey({ address: '203.0.113.7', perDay: 2 })).toEqual({ ok: false, issued: 2 });
+      // A higher limit lets the same address have more; another address counts apart.
+      expect((await s.keys.issueFreeKey({ address: '203.0.113.7', perDay: 3 })).ok).toBe(true);
+      expect((await s.keys.issueFreeKey({ address: '2001:db8::/64', perDay: 1 })).ok).toBe(true);
+      expect((await s.keys.issueFreeKey({ address: '2001:db8::/64', perDay: 1 })).ok).toBe(false);
+      // The next UTC day starts a new count.
+      clock.advance(60_000);
+      const burst = await Promise.all(Array.from({ length: 12 }, () => s.keys.issueFreeKey({ address: '203.0.113.7', perDay: 5 })));
+      expect(burst.filter((r) => r.ok)).toHaveLength(5);
+      expect(burst.filter((r) => !r.ok).every((r) => !r.ok && r.issued === 5)).toBe(true);
+      // Every key issued is a Free key of its own: 3 the first day, 1 for the other address, 5 the second day.
+      const keys = await s.keys.listKeys();
+      expect(keys).toHaveLength(9);
+      expect(new Set(keys.map((k) => k.plan))).toEqual(new Set(['Free']));
+      await expect(s.keys.issueFreeKey({ address: '203.0.113.7', perDay: 0 })).rejects.toThrow(RangeError);
     });
   });
 

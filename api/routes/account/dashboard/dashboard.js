@@ -1,6 +1,7 @@
 // @ts-check
 // The key holder's dashboard at /dashboard: asks for a key, then shows what the 0-credit endpoints /v1/account,
-// /v1/account/usage and /v1/account/requests answer for it. Served as a static file under a CSP without inline code
+// /v1/account/usage and /v1/account/requests answer for it; rolls or revokes that key (POST /v1/account/roll,
+// /v1/account/revoke), and gives a visitor a free key (POST /v1/account/free-key). Served as a static file under a CSP without inline code
 // (api/routes/account/dashboard.ts); type-checked with the DOM library (tsconfig.json here). Never innerHTML: every
 // text reaches the DOM through textContent or setAttribute.
 'use strict';
@@ -238,6 +239,127 @@
     body.replaceChildren(...rows);
   }
 
+  // ---- Keys: roll and revoke the signed-in key, a free key for a visitor ----------------------------------------------
+
+  /** @type {{ key: string, id: string, prefix: string } | null} */
+  var signedIn = null;
+
+  /**
+   * A 0-credit POST; the API's error code and message when refused.
+   * @param {string} path
+   * @param {any} body
+   * @param {string} [key]
+   * @returns {Promise<any>}
+   */
+  async function post(path, body, key) {
+    /** @type {Record<string, string>} */
+    var headers = { 'Content-Type': 'application/json' };
+    if (key) headers['X-API-Key'] = key;
+    var res = await fetch(path, { method: 'POST', headers: headers, body: JSON.stringify(body) });
+    var out = await res.json().catch(function () { return null; });
+    if (!res.ok) throw new Error(out && out.error ? out.error.code + ': ' + out.error.message : 'HTTP ' + res.status);
+    return out;
+  }
+
+  /** @param {unknown} e */
+  function messageOf(e) { return e instanceof Error ? e.message : String(e); }
+
+  /** @param {string} iso */
+  function utc(iso) { return iso.slice(0, 19).replace('T', ' ') + ' UTC'; }
+
+  /**
+   * @param {string} id
+   * @param {string} message
+   * @param {boolean} [isError]
+   */
+  function say(id, message, isError) {
+    var el = byId(id);
+    el.textContent = message;
+    el.classList.toggle('error', Boolean(isError));
+  }
+
+  /** @param {{ prefix: string, expires_at: string } | null} p */
+  function previousNote(p) { return p ? 'The previous secret ' + p.prefix + '… keeps working until ' + utc(p.expires_at) + '.' : ''; }
+
+  /**
+   * The key section of the signed-in key, with the secret a roll replaced while it still works.
+   * @param {any} a GET /v1/account
+   * @param {string} key
+   */
+  function renderKeyActions(a, key) {
+    signedIn = { key: key, id: a.key.id, prefix: a.key.prefix };
+    var prev = byId('previous-secret');
+    prev.textContent = previousNote(a.key.previous_secret);
+    prev.hidden = !a.key.previous_secret;
+    byId('revoke-confirm').hidden = true;
+    byId('key-actions').hidden = false;
+  }
+
+  function mountKeyActions() {
+    byId('roll-form').addEventListener('submit', function (ev) {
+      ev.preventDefault();
+      var from = signedIn;
+      if (!from) return;
+      var grace = Number(/** @type {HTMLSelectElement} */ (byId('roll-grace')).value);
+      var fromPrefix = from.prefix;
+      say('key-actions-status', 'Rolling…');
+      post('/v1/account/roll', { grace_period_seconds: grace }, from.key).then(function (r) {
+        byId('roll-secret').textContent = r.api_key;
+        say('roll-note', r.key.previous_secret ? previousNote(r.key.previous_secret) : 'The previous secret ' + fromPrefix + '… no longer works.');
+        byId('roll-result').hidden = false;
+        say('key-actions-status', '');
+        input.value = r.api_key;
+        return show(r.api_key);
+      }).catch(function (e) { say('key-actions-status', messageOf(e), true); });
+    });
+    byId('revoke-start').addEventListener('click', function () {
+      if (!signedIn) return;
+      byId('revoke-question').textContent = 'Revoke ' + signedIn.id + ' (' + signedIn.prefix + '…) for good? Every secret of this key stops at once, '
+        + 'and its credits, portfolio and alerts can no longer be used. There is no undo.';
+      byId('revoke-confirm').hidden = false;
+    });
+    byId('revoke-cancel').addEventListener('click', function () { byId('revoke-confirm').hidden = true; });
+    byId('revoke-confirm-button').addEventListener('click', function () {
+      var target = signedIn;
+      if (!target) return;
+      post('/v1/account/revoke', { key_id: target.id }, target.key).then(function (r) {
+        sessionStorage.removeItem(STORAGE);
+        signedIn = null;
+        input.value = '';
+        hideSections();
+        say('status', 'Key ' + r.key.id + ' (' + r.key.prefix + '…) revoked on ' + utc(r.key.revoked_at) + '.');
+      }).catch(function (e) { say('key-actions-status', messageOf(e), true); });
+    });
+  }
+
+  /** The free-key offer, when this server makes it (its OpenAPI document has the operation). */
+  async function mountFreeKey() {
+    byId('free-key').hidden = !(await operations()).has('POST /v1/account/free-key');
+    byId('free-key-form').addEventListener('submit', function (ev) {
+      ev.preventDefault();
+      var label = /** @type {HTMLInputElement} */ (byId('free-key-label')).value.trim();
+      say('free-key-status', 'Creating a key…');
+      byId('free-key-result').hidden = true;
+      post('/v1/account/free-key', label ? { label: label } : {}).then(function (r) {
+        byId('free-key-secret').textContent = r.api_key;
+        byId('free-key-result').hidden = false;
+        say('free-key-status', 'Created ' + r.key.id + ': Free plan, ' + fmt.format(r.credits.remaining) + ' credits until ' + r.credits.resets_on + '.');
+      }).catch(function (e) { say('free-key-status', messageOf(e), true); });
+    });
+    byId('free-key-use').addEventListener('click', function () {
+      var k = byId('free-key-secret').textContent || '';
+      if (!k) return;
+      input.value = k;
+      void show(k);
+    });
+  }
+
+  // ---- The signed-in key's figures --------------------------------------------------------------------------------
+
+  function hideSections() {
+    ['account', 'usage', 'portfolio', 'alerts', 'recent', 'key-actions', 'roll-result'].forEach(function (id) { byId(id).hidden = true; });
+  }
+
   /** @param {string} key */
   async function show(key) {
     var status = byId('status');
@@ -251,10 +373,12 @@
       renderUsage(more[0]);
       renderRequests(more[1]);
       await Promise.all([renderPortfolio(key), renderAlerts(key, acc.key.plan)]);
+      renderKeyActions(acc, key);
       sessionStorage.setItem(STORAGE, key);
       status.textContent = 'Figures of ' + acc.key.prefix + '…, as of ' + new Date().toISOString().slice(0, 19).replace('T', ' ') + ' UTC.';
     } catch (e) {
-      ['account', 'usage', 'portfolio', 'alerts', 'recent'].forEach(function (id) { byId(id).hidden = true; });
+      hideSections();
+      signedIn = null;
       status.textContent = e instanceof Error ? e.message : String(e);
       status.classList.add('error');
     }
@@ -263,8 +387,11 @@
   var input = /** @type {HTMLInputElement} */ (byId('key'));
   byId('key-form').addEventListener('submit', function (ev) {
     ev.preventDefault();
+    byId('roll-result').hidden = true;
     if (input.value.trim()) void show(input.value.trim());
   });
+  mountKeyActions();
+  void mountFreeKey();
   var saved = sessionStorage.getItem(STORAGE);
   if (saved) {
     input.value = saved;
