@@ -81,6 +81,7 @@ export const VARIABLES = {
   WEBHOOK_ALLOWED_HOSTS: hostList('Receivers exempt from the private-address rule (tests, a private network); empty in production.'),
   WEBHOOK_CA_FILE: text(undefined, 'a PEM file path', 'Extra trusted CA certificates for the receivers\' TLS, added to Node\'s (e.g. a private CA).'),
   MCP_ALLOWED_HOSTS: hostList('Turns on DNS-rebinding protection on `/mcp`: any other `Host` header is refused with 403.'),
+  PUBLIC_URL: text(undefined, 'the https:// origin clients reach the API at (http:// only for localhost or 127.0.0.1), no path', 'The API\'s public origin: the OAuth issuer of remote MCP and the resource its tokens are bound to (`<PUBLIC_URL>/mcp`). Unset, a request to a loopback address uses its own origin (local development) and remote MCP authorization is off for any other host (the API-key header keeps working).', /^(https:\/\/[A-Za-z0-9.-]+(:\d+)?|http:\/\/(localhost|127\.0\.0\.1)(:\d+)?)\/?$/),
   FONCIER_API_KEY: text(undefined, 'an API key (fk_live_…)', 'The key `npm run mcp` (stdio) acts for.'),
   SAMPLES_DIR: text(undefined, 'a folder path', 'Another copy of the real published samples (default `../shared/data`), for the tests and the data report.'),
   FONCIER_TEST_PAUSE: text(undefined, 'a pause point name', 'Tests only: the pipeline pauses at this named point so a test can kill it there.'),
