@@ -64,6 +64,9 @@ function redirectTo(uri: string, site: OAuthSite, params: Record<string, string 
   return u.href;
 }
 
+/** express-rate-limit warns when a limiter is made while a request is answered: ours are, once per origin, on purpose. */
+const LIMITER = { validate: { creationStack: false } };
+
 export function mountOAuth(app: Express, ctx: AppContext): OAuthServer {
   // One router per origin served: in production the one of PUBLIC_URL; in local development the loopback origins.
   const sites = new Map<string, { site: OAuthSite; provider: FoncierOAuthProvider; router: RequestHandler }>();
@@ -81,6 +84,11 @@ export function mountOAuth(app: Express, ctx: AppContext): OAuthServer {
         serviceDocumentationUrl: new URL(`${site.origin}/docs`),
         scopesSupported: SCOPE_NAMES,
         resourceName: 'foncier MCP',
+        // The SDK's per-endpoint rate limits, as they are; built with the origin's router, on its first request.
+        authorizationOptions: { rateLimit: LIMITER },
+        tokenOptions: { rateLimit: LIMITER },
+        clientRegistrationOptions: { rateLimit: LIMITER },
+        revocationOptions: { rateLimit: LIMITER },
       });
       s = { site, provider, router };
       // Loopback origins differ by port only; a handful at most is ever in use.
