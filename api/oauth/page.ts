@@ -8,8 +8,11 @@ import type { OAuthClientInformationFull } from '@modelcontextprotocol/sdk/share
 import { DOCS_CSP } from '../docs-page';
 import { SCOPES, type Scope } from './provider';
 
-const SCRIPT = fs.readFileSync(new URL('./page/authorize.js', import.meta.url), 'utf8');
-export const AUTHORIZE_SCRIPT_PATH = '/oauth/authorize.js';
+const read = (name: string) => fs.readFileSync(new URL(`./page/${name}`, import.meta.url), 'utf8');
+const ASSETS: Record<string, { type: string; body: string }> = {
+  '/oauth/authorize.js': { type: 'text/javascript; charset=utf-8', body: read('authorize.js') },
+  '/oauth/authorize.css': { type: 'text/css; charset=utf-8', body: read('authorize.css') },
+};
 
 const HEADERS = { 'Content-Security-Policy': DOCS_CSP, 'X-Content-Type-Options': 'nosniff', 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer' };
 
@@ -36,9 +39,9 @@ export function renderAuthorizePage(res: Response, r: AuthorizeRequest): void {
     scope: r.scopes.join(' '),
   };
   const scopeItems = [
-    r.scopes.includes('read') ? `<li><label><input type="checkbox" checked disabled> <strong>read</strong>: ${esc(SCOPES.read)}</label></li>` : '',
+    r.scopes.includes('read') ? `<li><label><input type="checkbox" checked disabled> <span><strong>read</strong>: ${esc(SCOPES.read)}</span></label></li>` : '',
     r.scopes.includes('portfolio')
-      ? `<li><label><input id="portfolio" type="checkbox"> <strong>portfolio</strong>: ${esc(SCOPES.portfolio)} (only if you tick it)</label></li>`
+      ? `<li><label><input id="portfolio" type="checkbox"> <span><strong>portfolio</strong>: ${esc(SCOPES.portfolio)} (only if you tick it)</span></label></li>`
       : '',
   ].join('\n');
   const html = `<!doctype html>
@@ -50,6 +53,7 @@ export function renderAuthorizePage(res: Response, r: AuthorizeRequest): void {
 <title>Authorize ${esc(name)}</title>
 <link rel="icon" href="data:,">
 <link rel="stylesheet" href="/dashboard/dashboard.css">
+<link rel="stylesheet" href="/oauth/authorize.css">
 </head>
 <body>
 <header>
@@ -72,16 +76,18 @@ ${scopeItems}
 <p id="status" class="muted" role="status" aria-live="polite"></p>
 <p class="muted">This server checks your key and never gives it to the client: the client gets tokens that act for the key (its credits, rate limit and plan) for as long as you do not revoke them (in the dashboard) or the key.</p>
 </main>
-<script src="${AUTHORIZE_SCRIPT_PATH}"></script>
+<script src="/oauth/authorize.js"></script>
 </body>
 </html>
 `;
   res.status(200).set({ ...HEADERS, 'Content-Type': 'text/html; charset=utf-8' }).send(html);
 }
 
-/** The page's script, under the same headers. */
-export function mountAuthorizeScript(app: Express): void {
-  app.get(AUTHORIZE_SCRIPT_PATH, (_req: Request, res: Response) => {
-    res.set({ ...HEADERS, 'Cache-Control': 'no-cache', 'Content-Type': 'text/javascript; charset=utf-8' }).send(SCRIPT);
-  });
+/** The page's script and stylesheet, under the same headers. */
+export function mountAuthorizeAssets(app: Express): void {
+  for (const [urlPath, asset] of Object.entries(ASSETS)) {
+    app.get(urlPath, (_req: Request, res: Response) => {
+      res.set({ ...HEADERS, 'Cache-Control': 'no-cache', 'Content-Type': asset.type }).send(asset.body);
+    });
+  }
 }

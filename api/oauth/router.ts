@@ -12,7 +12,7 @@ import { ApiError } from '../errors';
 import { authenticate, credentialOf } from '../platform';
 import { env } from '../../lib/env';
 import { FoncierOAuthProvider, SCOPE_NAMES, parseScopes, siteOf, type OAuthSite, type Scope } from './provider';
-import { mountAuthorizeScript } from './page';
+import { mountAuthorizeAssets } from './page';
 
 /** The paths the SDK's router answers, and ours: failures there are OAuth error bodies. */
 const OAUTH_PATHS = ['/authorize', '/token', '/register', '/revoke', '/oauth/decision'];
@@ -179,7 +179,7 @@ export function mountOAuth(app: Express, ctx: AppContext): OAuthServer {
     res.status(204).end();
   });
 
-  mountAuthorizeScript(app);
+  mountAuthorizeAssets(app);
 
   // A body the app's parsers refused on an OAuth path (malformed JSON, too large) is an OAuth error too.
   app.use(OAUTH_PATHS, (err: unknown, _req: Request, res: Response, next: NextFunction) => {
