@@ -3,7 +3,7 @@
 // redirect-URI rule in front of /authorize, the authorize page's decision (/oauth/decision), and the key holder's
 // list of authorized clients (/oauth/authorizations, for the dashboard). Every OAuth failure leaves as an OAuth error
 // body ({"error", "error_description"}), never a stack trace.
-import { type Express, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import express, { type Express, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { z } from 'zod';
 import { mcpAuthRouter } from '@modelcontextprotocol/sdk/server/auth/router.js';
 import { AccessDeniedError, InvalidClientError, InvalidRequestError, OAuthError, ServerError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
@@ -101,7 +101,7 @@ export function mountOAuth(app: Express, ctx: AppContext): OAuthServer {
 
   // Redirect URIs are matched exactly, a loopback one included (the SDK would let its port vary): refused here, before
   // any redirect.
-  app.use('/authorize', async (req: Request, res: Response, next: NextFunction) => {
+  app.use('/authorize', express.urlencoded({ extended: false }), async (req: Request, res: Response, next: NextFunction) => {
     const s = server.siteOf(req);
     if (!s) return next();
     const p = (req.method === 'POST' ? req.body : req.query) as Record<string, unknown> | undefined;

@@ -259,6 +259,15 @@ describe('refusals', () => {
       expect(res.headers.get('location')).toBeNull();
       expect(((await res.json()) as any).error).toBe('invalid_request');
     }
+    // The same by a form post.
+    const posted = await fetch(`${api.url}/authorize`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URL(authorizeUrl(body.client_id, p.challenge, { redirect_uri: 'http://localhost:8977/callback' })).searchParams,
+      redirect: 'manual',
+    });
+    expect(posted.status).toBe(400);
+    expect(posted.headers.get('location')).toBeNull();
     // The page's decision checks it again (a tampered form).
     const page = await fetch(authorizeUrl(body.client_id, p.challenge));
     const d = await decide({ ...formFields(await page.text()), redirect_uri: 'https://evil.example/callback' }, { api_key: api.key(), approve: true });
