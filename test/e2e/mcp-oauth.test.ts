@@ -8,20 +8,19 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { chromium, type Browser, type BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENDPOINTS } from '../../api/app';
 import { DOCS_CSP } from '../../api/docs-page';
 import { balanceOf, startTestApi, type TestApi } from '../helpers/api';
+import { MemoryOAuthClient, TEST_REDIRECT as REDIRECT } from '../helpers/mcp-oauth';
 
 const repoRoot = path.resolve(fileURLToPath(new URL('../..', import.meta.url)));
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SCREENSHOTS = path.join(repoRoot, 'test-results');
-const REDIRECT = 'http://localhost:8976/callback';
 
 let api: TestApi;
 let browser: Browser;
@@ -33,43 +32,6 @@ afterAll(async () => {
   await browser?.close();
   await api?.close();
 });
-
-class BrowserAgent implements OAuthClientProvider {
-  info?: OAuthClientInformationMixed;
-  saved?: OAuthTokens;
-  verifier = '';
-  authorizationUrl?: URL;
-  get redirectUrl() {
-    return REDIRECT;
-  }
-  get clientMetadata(): OAuthClientMetadata {
-    return { client_name: 'Browser-test agent', redirect_uris: [REDIRECT], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' };
-  }
-  state() {
-    return 'e2e-state';
-  }
-  clientInformation() {
-    return this.info;
-  }
-  saveClientInformation(info: OAuthClientInformationMixed) {
-    this.info = info;
-  }
-  tokens() {
-    return this.saved;
-  }
-  saveTokens(tokens: OAuthTokens) {
-    this.saved = tokens;
-  }
-  redirectToAuthorization(url: URL) {
-    this.authorizationUrl = url;
-  }
-  saveCodeVerifier(v: string) {
-    this.verifier = v;
-  }
-  codeVerifier() {
-    return this.verifier;
-  }
-}
 
 /** A browser context that answers the client's redirect URI itself (the agent's callback) and lets nothing else out. */
 async function openContext(): Promise<{ context: BrowserContext; problems: string[]; outside: string[]; callbacks: URL[] }> {
@@ -103,7 +65,7 @@ async function mcpStatus(token: string): Promise<number> {
 describe('the authorize page of remote MCP', () => {
   it('a key holder approves an agent with their key, denies another, and revokes the first in the dashboard', async () => {
     const key = api.key({ plan: 'Agent', balance: 500 });
-    const agent = new BrowserAgent();
+    const agent = new MemoryOAuthClient('Browser-test agent', 'e2e-state');
     const transport = new StreamableHTTPClientTransport(new URL(`${api.url}/mcp`), { authProvider: agent });
     await expect(new Client({ name: 'e2e', version: '1' }).connect(transport)).rejects.toBeInstanceOf(UnauthorizedError);
 
@@ -152,7 +114,7 @@ describe('the authorize page of remote MCP', () => {
     await client.close();
 
     // Another agent's request, denied: the browser goes back to that agent with access_denied.
-    const other = new BrowserAgent();
+    const other = new MemoryOAuthClient('Browser-test agent', 'e2e-state');
     await expect(new Client({ name: 'e2e', version: '1' }).connect(new StreamableHTTPClientTransport(new URL(`${api.url}/mcp`), { authProvider: other }))).rejects.toBeInstanceOf(UnauthorizedError);
     await page.goto(other.authorizationUrl!.href);
     await Promise.all([page.waitForURL((u) => u.href.startsWith(REDIRECT)), page.click('#deny')]);

@@ -7,16 +7,15 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { createApp, ENDPOINTS } from '../../../api/app';
 import { DOCS_CSP } from '../../../api/docs-page';
 import { balanceOf, startTestApi, type TestApi } from '../../helpers/api';
+import { MemoryOAuthClient, TEST_REDIRECT as REDIRECT } from '../../helpers/mcp-oauth';
 
 const MARKET = { code_postal: '33230', type_local: 'Maison', date_debut: '2021-01-01', date_fin: '2021-12-31' };
-const REDIRECT = 'http://localhost:8976/callback';
 
 let api: TestApi;
 beforeAll(async () => {
@@ -24,45 +23,6 @@ beforeAll(async () => {
   api = await startTestApi({ now: new Date().toISOString() });
 });
 afterAll(() => api?.close());
-
-/** The SDK client's OAuth side, in memory; the authorization URL it is sent to is kept for the test to follow. */
-class TestProvider implements OAuthClientProvider {
-  info?: OAuthClientInformationMixed;
-  saved?: OAuthTokens;
-  verifier = '';
-  authorizationUrl?: URL;
-  constructor(readonly metadata: Partial<OAuthClientMetadata> = {}) {}
-  get redirectUrl() {
-    return REDIRECT;
-  }
-  get clientMetadata(): OAuthClientMetadata {
-    return { client_name: 'Test agent', redirect_uris: [REDIRECT], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none', ...this.metadata };
-  }
-  state() {
-    return 'state-123';
-  }
-  clientInformation() {
-    return this.info;
-  }
-  saveClientInformation(info: OAuthClientInformationMixed) {
-    this.info = info;
-  }
-  tokens() {
-    return this.saved;
-  }
-  saveTokens(tokens: OAuthTokens) {
-    this.saved = tokens;
-  }
-  redirectToAuthorization(url: URL) {
-    this.authorizationUrl = url;
-  }
-  saveCodeVerifier(v: string) {
-    this.verifier = v;
-  }
-  codeVerifier() {
-    return this.verifier;
-  }
-}
 
 /** The authorize page's hidden fields, as its script sends them. */
 function formFields(html: string): Record<string, string> {
@@ -148,7 +108,7 @@ describe('an MCP client that knows only …/mcp', () => {
     const asMeta = (await (await fetch(`${api.url}/.well-known/oauth-authorization-server`)).json()) as any;
     expect(asMeta).toMatchObject({ issuer: `${api.url}/`, code_challenge_methods_supported: ['S256'], grant_types_supported: ['authorization_code', 'refresh_token'], registration_endpoint: `${api.url}/register` });
 
-    const provider = new TestProvider();
+    const provider = new MemoryOAuthClient('Test agent', 'state-123');
     const first = new Client({ name: 'oauth-test', version: '1.0.0' });
     const transport = new StreamableHTTPClientTransport(new URL(`${api.url}/mcp`), { authProvider: provider });
     await expect(first.connect(transport)).rejects.toBeInstanceOf(UnauthorizedError);
