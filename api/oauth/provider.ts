@@ -82,6 +82,8 @@ export interface TokenGrant {
   key: KeyRecord;
   clientId: string;
   scopes: Scope[];
+  /** ISO 8601 UTC. */
+  expiresAt: string;
 }
 
 export class FoncierOAuthProvider implements OAuthServerProvider {
@@ -219,13 +221,12 @@ export class FoncierOAuthProvider implements OAuthServerProvider {
     if (row.resource !== this.site.resource) throw new InvalidTokenError(`the access token was issued for ${row.resource}, not ${this.site.resource}`);
     const key = await this.ctx.state.keys.findById(row.key_id);
     if (!key?.isActive) throw new InvalidTokenError('the API key this token acts for has been revoked');
-    return { key, clientId: row.client_id, scopes: row.scopes.split(' ').filter(isScope) };
+    return { key, clientId: row.client_id, scopes: row.scopes.split(' ').filter(isScope), expiresAt: row.expires_at };
   }
 
   async verifyAccessToken(token: string): Promise<AuthInfo> {
     const g = await this.grantOf(token);
-    const row = (await this.ctx.state.oauth.findToken(hashKey(token)))!;
-    return { token, clientId: g.clientId, scopes: g.scopes, expiresAt: Math.floor(Date.parse(row.expires_at) / 1000), resource: new URL(this.site.resource), extra: { keyId: g.key.id } };
+    return { token, clientId: g.clientId, scopes: g.scopes, expiresAt: Math.floor(Date.parse(g.expiresAt) / 1000), resource: new URL(this.site.resource), extra: { keyId: g.key.id } };
   }
 
   async revokeToken(client: OAuthClientInformationFull, request: OAuthTokenRevocationRequest): Promise<void> {

@@ -141,6 +141,8 @@ export function mountOAuth(app: Express, ctx: AppContext): OAuthServer {
       if (!key?.isActive) {
         return sendOAuthError(res, new AccessDeniedError(key ? 'this API key has been revoked' : 'this API key does not exist'), 401);
       }
+      // The approval goes into the key's request log (api/routes/account/request-log.ts).
+      res.locals.keyId = key.id;
       // The portfolio scope only when the key holder ticked it.
       const scopes = requested.filter((sc: Scope) => sc !== 'portfolio' || d.portfolio === true);
       if (!scopes.length) return res.json({ redirect_to: redirectTo(d.redirect_uri, s.site, { error: 'access_denied', error_description: 'no scope was approved', state: d.state }) });

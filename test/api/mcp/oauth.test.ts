@@ -3,6 +3,7 @@
 // here by HTTP as its script would: the browser test drives the page itself), exchanges the code, lists and calls tools
 // charged to the key, refreshes; then every refusal, by plain HTTP requests as a client (or an attacker) would send them.
 import crypto from 'node:crypto';
+import http from 'node:http';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,6 +14,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { createApp, ENDPOINTS } from '../../../api/app';
 import { DOCS_CSP } from '../../../api/docs-page';
 import { balanceOf, startTestApi, type TestApi } from '../../helpers/api';
+import { until } from '../../helpers/replicas';
 import { MemoryOAuthClient, TEST_REDIRECT as REDIRECT } from '../../helpers/mcp-oauth';
 
 const MARKET = { code_postal: '33230', type_local: 'Maison', date_debut: '2021-01-01', date_fin: '2021-12-31' };
@@ -147,9 +149,11 @@ describe('an MCP client that knows only …/mcp', () => {
     expect((r.structuredContent as any)._credits).toEqual({ used: 5, remaining: 95 });
     expect(balanceOf(api, key)).toBe(95);
     const keyId = (await api.ctx.state.keys.findByKey(key))!.id;
-    await new Promise((res) => setTimeout(res, 50));
+    await until(async () => (await api.ctx.state.requestLog.recent(keyId, 5)).some((l) => l.transport === 'mcp'), 5000, 'the tool call in the request log');
     const logged = await api.ctx.state.requestLog.recent(keyId, 5);
-    expect(logged[0]).toMatchObject({ endpoint: 'GET /v1/stats/market', transport: 'mcp', status: 200, credits: 5 });
+    expect(logged.filter((l) => l.transport === 'mcp')).toEqual([expect.objectContaining({ endpoint: 'GET /v1/stats/market', status: 200, credits: 5 })]);
+    // The approval itself is in the key's log too.
+    expect(logged.map((l) => l.endpoint)).toContain('POST /oauth/decision');
 
     // A portfolio tool needs the scope this token lacks: 403 with the scope challenge.
     const denied = await mcp(tokens.access_token, { method: 'tools/call', params: { name: 'getPortfolio', arguments: {} } });
@@ -189,6 +193,12 @@ describe('an MCP client that knows only …/mcp', () => {
     const called = await mcp(t.body.access_token, { method: 'tools/call', params: { name: 'getPortfolio', arguments: {} } });
     expect(called.status).toBe(200);
     expect(called.body.result.isError).toBeFalsy();
+    // A refresh may narrow the scopes, never widen them again.
+    const narrow = await token({ grant_type: 'refresh_token', client_id: c.clientId, refresh_token: t.body.refresh_token, scope: 'read' });
+    expect(narrow.body.scope).toBe('read');
+    expect((await mcp(narrow.body.access_token, listTools)).body.result.tools).toHaveLength(ENDPOINTS.length - PORTFOLIO_TOOLS);
+    const wide = await token({ grant_type: 'refresh_token', client_id: c.clientId, refresh_token: narrow.body.refresh_token, scope: 'read portfolio' });
+    expect(wide).toMatchObject({ status: 400, body: { error: 'invalid_scope' } });
   });
 
   it('the API key keeps working on /mcp beside tokens, in X-API-Key and in Authorization: Bearer', async () => {
@@ -336,5 +346,55 @@ describe('refusals', () => {
     expect(await bad.json()).toMatchObject({ error: 'invalid_request' });
     const reg = await fetch(`${api.url}/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"oops' });
     expect(await reg.json()).toMatchObject({ error: 'invalid_request' });
+  });
+});
+
+describe('the origin OAuth is served for', () => {
+  /** A request with a Host header of our choosing (fetch would send the URL's). */
+  function withHost(host: string, method: string, path: string): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: any }> {
+    const u = new URL(api.url);
+    return new Promise((resolve, reject) => {
+      const req = http.request({ host: u.hostname, port: u.port, method, path, headers: { host, 'content-type': 'application/json', accept: 'application/json, text/event-stream' } }, (res) => {
+        let text = '';
+        res.on('data', (d) => (text += d));
+        res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: text ? JSON.parse(text) : undefined }));
+      });
+      req.on('error', reject);
+      req.end(method === 'POST' ? '{}' : undefined);
+    });
+  }
+
+  it('without PUBLIC_URL, a request to another host gets no OAuth: no metadata, no challenge; the key still works', async () => {
+    const meta = await withHost('api.example.com', 'GET', '/.well-known/oauth-protected-resource/mcp');
+    expect(meta.status).toBe(404);
+    const bare = await withHost('api.example.com', 'POST', '/mcp');
+    expect(bare.status).toBe(401);
+    expect(bare.body.error.code).toBe('missing_bearer_token');
+    expect(bare.headers['www-authenticate']).toBeUndefined();
+  });
+
+  it('with PUBLIC_URL, the issuer and the resource are its, whatever the Host header', async () => {
+    // A token of the loopback origin, issued before.
+    const loopbackToken = (await exchange(await codeFor(api.key()))).body.access_token;
+    expect((await mcp(loopbackToken, listTools)).status).toBe(200);
+    process.env.PUBLIC_URL = 'https://foncier.example';
+    try {
+      const prm = await withHost('127.0.0.1', 'GET', '/.well-known/oauth-protected-resource/mcp');
+      expect(prm.body).toMatchObject({ resource: 'https://foncier.example/mcp', authorization_servers: ['https://foncier.example/'] });
+      const as = await withHost('evil.example', 'GET', '/.well-known/oauth-authorization-server');
+      expect(as.body).toMatchObject({ issuer: 'https://foncier.example/', authorization_endpoint: 'https://foncier.example/authorize', token_endpoint: 'https://foncier.example/token' });
+      const bare = await withHost('evil.example', 'POST', '/mcp');
+      expect(bare.headers['www-authenticate']).toBe('Bearer resource_metadata="https://foncier.example/.well-known/oauth-protected-resource/mcp"');
+      // The loopback origin is another resource now: its token is refused, and so is an authorization for it.
+      const r = await mcp(loopbackToken, listTools);
+      expect(r.status).toBe(401);
+      expect(r.body.error_description).toBe(`the access token was issued for ${api.url}/mcp, not https://foncier.example/mcp`);
+      const { body } = await register();
+      const res = await fetch(authorizeUrl(body.client_id, pkce().challenge), { redirect: 'manual' });
+      expect(res.status).toBe(302);
+      expect(new URL(res.headers.get('location')!).searchParams.get('error')).toBe('invalid_target');
+    } finally {
+      delete process.env.PUBLIC_URL;
+    }
   });
 });
