@@ -138,6 +138,8 @@ export class FoncierOAuthProvider implements OAuthServerProvider {
     renderAuthorizePage(res, { client, redirectUri: params.redirectUri, codeChallenge: params.codeChallenge, state: params.state, scopes, resource: this.site.resource });
   }
 
+  private prunedOn = '';
+
   /** Stores the key holder's consent and a new code; returns the code (shown to the client once, by the redirect). */
   async approve(key: KeyRecord, client: OAuthClientInformationFull, p: { redirectUri: string; codeChallenge: string; scopes: Scope[] }): Promise<string> {
     const code = newSecret(CODE_PREFIX);
@@ -153,6 +155,12 @@ export class FoncierOAuthProvider implements OAuthServerProvider {
       expires_at: this.later(CODE_SECONDS),
     };
     await this.ctx.state.oauth.approve(row, this.now());
+    // Expired codes and tokens are of no use: deleted at the first approval of each day (per process).
+    const day = this.now().slice(0, 10);
+    if (day !== this.prunedOn) {
+      this.prunedOn = day;
+      await this.ctx.state.oauth.prune(this.now());
+    }
     return code;
   }
 

@@ -250,6 +250,8 @@ export interface OAuthStore {
   grants(keyId: string): Promise<Array<OAuthGrantRow & { metadata: string }>>;
   /** Deletes the key's consent to the client with its codes and tokens, in one transaction; false when there was none. */
   revokeGrant(keyId: string, clientId: string): Promise<boolean>;
+  /** Deletes the codes and tokens expired before `before` (ISO): none of them can be used any more. */
+  prune(before: string): Promise<void>;
 }
 
 export interface StateStore {

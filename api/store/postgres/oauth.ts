@@ -130,4 +130,9 @@ export class PgOAuth implements OAuthStore {
       return Boolean(rowCount);
     });
   }
+
+  async prune(before: string): Promise<void> {
+    await this.pool.query('delete from oauth_codes where expires_at < $1', [before]);
+    await this.pool.query('delete from oauth_tokens where expires_at < $1', [before]);
+  }
 }

@@ -197,5 +197,6 @@ export class PgStore implements StateStore {
     revokeToken: async (tokenHash: string, clientId: string) => (await this.state()).oauth.revokeToken(tokenHash, clientId),
     grants: async (keyId: string) => (await this.state()).oauth.grants(keyId),
     revokeGrant: async (keyId: string, clientId: string) => (await this.state()).oauth.revokeGrant(keyId, clientId),
+    prune: async (before: string) => (await this.state()).oauth.prune(before),
   };
 }

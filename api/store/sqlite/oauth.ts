@@ -132,4 +132,9 @@ export class SqliteOAuth implements OAuthStore {
       })
       .immediate();
   }
+
+  async prune(before: string): Promise<void> {
+    this.db.prepare('delete from oauth_codes where expires_at < ?').run(before);
+    this.db.prepare('delete from oauth_tokens where expires_at < ?').run(before);
+  }
 }

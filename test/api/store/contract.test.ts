@@ -550,6 +550,23 @@ describe.each(ENGINES)('StateStore on $name', (engine) => {
       expect(await s.oauth.findToken('at-3')).toMatchObject({ key_id: B });
       expect((await s.oauth.grants(B)).map((g) => g.client_id)).toEqual(['client-a']);
     });
+
+    it('prune deletes the codes and tokens expired before the given time, and nothing else', async () => {
+      const s = await fresh();
+      const [A] = await twoKeys(s);
+      await withClients(s);
+      await s.oauth.approve(code(A), '2026-11-20T10:00:00.000Z');
+      await s.oauth.issue([token(A, 'at-1', 'access'), token(A, 'rt-1', 'refresh')]);
+      await s.oauth.prune('2026-11-20T10:05:00.000Z');
+      expect(await s.oauth.findCode('code-1')).toBeDefined();
+      await s.oauth.prune('2026-11-20T10:05:00.001Z');
+      expect(await s.oauth.findCode('code-1')).toBeUndefined();
+      expect(await s.oauth.findToken('at-1')).toBeDefined();
+      await s.oauth.prune('2026-11-20T11:00:00.001Z');
+      expect(await s.oauth.findToken('at-1')).toBeUndefined();
+      expect(await s.oauth.findToken('rt-1')).toBeDefined();
+      expect((await s.oauth.grants(A)).map((g) => g.client_id)).toEqual(['client-a']);
+    });
   });
 
   describe('the engine', () => {
