@@ -116,7 +116,8 @@ export class FoncierOAuthProvider implements OAuthServerProvider {
           const issue = redirectUriIssue(uri);
           if (issue) throw new InvalidClientMetadataError(`invalid redirect_uris: ${issue}`);
         }
-        if (full.scope !== undefined) parseScopes(full.scope);
+        const unknown = (full.scope ?? '').split(' ').filter((sc) => sc && !isScope(sc));
+        if (unknown.length) throw new InvalidClientMetadataError(`unknown scope ${unknown.join(', ')} (scopes: ${SCOPE_NAMES.join(', ')})`);
         await oauth.registerClient({ client_id: full.client_id, metadata: JSON.stringify(full), created_at: now() });
         return full;
       },

@@ -66,6 +66,7 @@ function redirectTo(uri: string, site: OAuthSite, params: Record<string, string 
 
 /** express-rate-limit warns when a limiter is made while a request is answered: ours are, once per origin, on purpose. */
 const LIMITER = { validate: { creationStack: false } };
+const TOKEN_REQUESTS_PER_15_MIN = 1000;
 
 export function mountOAuth(app: Express, ctx: AppContext): OAuthServer {
   // One router per origin served: in production the one of PUBLIC_URL; in local development the loopback origins.
@@ -84,11 +85,13 @@ export function mountOAuth(app: Express, ctx: AppContext): OAuthServer {
         serviceDocumentationUrl: new URL(`${site.origin}/docs`),
         scopesSupported: SCOPE_NAMES,
         resourceName: 'foncier MCP',
-        // The SDK's per-endpoint rate limits, as they are; built with the origin's router, on its first request.
+        // The SDK's per-address rate limits (built with the origin's router, on its first request): its own for
+        // registration (20 an hour) and the authorize page (100 in 15 minutes), human-paced; /token and /revoke
+        // raised, since a hosted platform refreshes the tokens of all its users from a few addresses.
         authorizationOptions: { rateLimit: LIMITER },
-        tokenOptions: { rateLimit: LIMITER },
+        tokenOptions: { rateLimit: { ...LIMITER, max: TOKEN_REQUESTS_PER_15_MIN } },
         clientRegistrationOptions: { rateLimit: LIMITER },
-        revocationOptions: { rateLimit: LIMITER },
+        revocationOptions: { rateLimit: { ...LIMITER, max: TOKEN_REQUESTS_PER_15_MIN } },
       });
       s = { site, provider, router };
       // Loopback origins differ by port only; a handful at most is ever in use.

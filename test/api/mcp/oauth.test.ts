@@ -71,12 +71,19 @@ async function token(form: Record<string, string>): Promise<{ status: number; bo
   return { status: res.status, body: await res.json() };
 }
 
-/** A registered raw client, a code approved by `key`, and its verifier. */
+/**
+ * One raw client registered for the whole file (the SDK limits registrations to 20 an hour per address), as a
+ * platform registers once for all its users.
+ */
+let shared: Promise<string> | undefined;
+const sharedClient = () => (shared ??= register().then((r) => r.body.client_id as string));
+
+/** A code of the shared client approved by `key`, and its verifier. */
 async function codeFor(key: string, scope = 'read'): Promise<{ clientId: string; code: string; verifier: string }> {
-  const { body } = await register();
+  const clientId = await sharedClient();
   const p = pkce();
-  const params = await approveAt(authorizeUrl(body.client_id, p.challenge, { scope }), key, scope.includes('portfolio'));
-  return { clientId: body.client_id, code: params.get('code')!, verifier: p.verifier };
+  const params = await approveAt(authorizeUrl(clientId, p.challenge, { scope }), key, scope.includes('portfolio'));
+  return { clientId, code: params.get('code')!, verifier: p.verifier };
 }
 
 const exchange = (c: { clientId: string; code: string; verifier: string }, over: Record<string, string> = {}) =>
@@ -221,7 +228,7 @@ describe('refusals', () => {
   });
 
   it('a redirect URI not registered exactly: refused at /authorize without redirect, and at /token', async () => {
-    const { body } = await register();
+    const body = { client_id: await sharedClient() };
     const p = pkce();
     for (const other of ['http://localhost:8977/callback', 'https://evil.example/callback', `${REDIRECT}/x`]) {
       const res = await fetch(authorizeUrl(body.client_id, p.challenge, { redirect_uri: other }), { redirect: 'manual' });
@@ -252,7 +259,8 @@ describe('refusals', () => {
       expect(r.status).toBe(400);
       expect(r.body.error).toBe('invalid_client_metadata');
     }
-    expect((await register({ redirect_uris: ['https://agent.example/callback'] })).status).toBe(201);
+    expect(await register({ scope: 'read admin' })).toMatchObject({ status: 400, body: { error: 'invalid_client_metadata' } });
+    expect((await register({ redirect_uris: ['https://agent.example/callback'], scope: 'read portfolio' })).status).toBe(201);
   });
 
   it('an expired code', async () => {
@@ -285,7 +293,7 @@ describe('refusals', () => {
   });
 
   it('a token for another resource: refused at /authorize and /token, and a token of another origin refused by /mcp', async () => {
-    const { body } = await register();
+    const body = { client_id: await sharedClient() };
     const p = pkce();
     const res = await fetch(authorizeUrl(body.client_id, p.challenge, { resource: 'https://elsewhere.example/mcp' }), { redirect: 'manual' });
     expect(res.status).toBe(302);
@@ -321,13 +329,13 @@ describe('refusals', () => {
     expect(r.body).toEqual({ error: 'invalid_token', error_description: 'the API key this token acts for has been revoked' });
     expect(r.headers.get('www-authenticate')).toMatch(/^Bearer error="invalid_token", error_description="[^"]+", resource_metadata="/);
     expect((await token({ grant_type: 'refresh_token', client_id: c.clientId, refresh_token: t.refresh_token })).body.error).toBe('invalid_grant');
-    const { body } = await register();
+    const body = { client_id: await sharedClient() };
     const page = await fetch(authorizeUrl(body.client_id, pkce().challenge));
     expect(await decide(formFields(await page.text()), { api_key: key, approve: true })).toMatchObject({ status: 401, body: { error: 'access_denied' } });
   });
 
   it('a denial, an unknown key, revocation at /revoke, an unknown token, malformed requests: OAuth error bodies', async () => {
-    const { body } = await register();
+    const body = { client_id: await sharedClient() };
     const page = await fetch(authorizeUrl(body.client_id, pkce().challenge));
     const fields = formFields(await page.text());
     const denied = await decide(fields, { approve: false });
@@ -389,7 +397,7 @@ describe('the origin OAuth is served for', () => {
       const r = await mcp(loopbackToken, listTools);
       expect(r.status).toBe(401);
       expect(r.body.error_description).toBe(`the access token was issued for ${api.url}/mcp, not https://foncier.example/mcp`);
-      const { body } = await register();
+      const body = { client_id: await sharedClient() };
       const res = await fetch(authorizeUrl(body.client_id, pkce().challenge), { redirect: 'manual' });
       expect(res.status).toBe(302);
       expect(new URL(res.headers.get('location')!).searchParams.get('error')).toBe('invalid_target');
