@@ -143,6 +143,8 @@ describe('an MCP client that knows only …/mcp', () => {
     expect(tokens.access_token).toMatch(/^fk_at_/);
     expect(tokens.refresh_token).toMatch(/^fk_rt_/);
     expect(tokens.scope).toBe('read');
+    // For /mcp only: REST takes API keys.
+    expect((await api.get('/v1/account', undefined, { authorization: `Bearer ${tokens.access_token}` })).body.error.code).toBe('unknown_key');
     // Stored as hashes only: the token is nowhere in the state in clear.
     expect(await api.ctx.state.oauth.findToken(tokens.access_token)).toBeUndefined();
 
