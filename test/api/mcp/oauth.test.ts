@@ -13,7 +13,9 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { createApp, ENDPOINTS } from '../../../api/app';
 import { DOCS_CSP } from '../../../api/docs-page';
+import { hashKey } from '../../../api/store';
 import { balanceOf, startTestApi, type TestApi } from '../../helpers/api';
+import { sqliteState } from '../../helpers/state';
 import { until } from '../../helpers/replicas';
 import { MemoryOAuthClient, TEST_REDIRECT as REDIRECT } from '../../helpers/mcp-oauth';
 
@@ -145,8 +147,11 @@ describe('an MCP client that knows only …/mcp', () => {
     expect(tokens.scope).toBe('read');
     // For /mcp only: REST takes API keys.
     expect((await api.get('/v1/account', undefined, { authorization: `Bearer ${tokens.access_token}` })).body.error.code).toBe('unknown_key');
-    // Stored as hashes only: the token is nowhere in the state in clear.
-    expect(await api.ctx.state.oauth.findToken(tokens.access_token)).toBeUndefined();
+    // Stored as hashes only: neither the tokens nor the code are anywhere in the state in clear.
+    const db = sqliteState(api.ctx).db;
+    const everything = JSON.stringify(['oauth_tokens', 'oauth_codes', 'oauth_grants', 'oauth_clients'].map((t) => db.prepare(`select * from ${t}`).all()));
+    for (const secret of [tokens.access_token, tokens.refresh_token!, back.searchParams.get('code')!]) expect(everything).not.toContain(secret);
+    expect(everything).toContain(hashKey(tokens.access_token));
 
     const client = new Client({ name: 'oauth-test', version: '1.0.0' });
     await client.connect(new StreamableHTTPClientTransport(new URL(`${api.url}/mcp`), { authProvider: provider }));
