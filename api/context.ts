@@ -2,6 +2,7 @@
 // with a FixedClock; `npm start` builds one over DATA_DIR.
 import { dataDir } from '../lib/config';
 import { ResponseCache } from './cache';
+import { Capacity } from './capacity';
 import { systemClock, type Clock } from './clock';
 import { RegistryClient, registryConfigFromEnv } from '../lib/registry';
 import { ServingDb, type ServingDbOptions } from './db';
@@ -13,6 +14,8 @@ import { env } from '../lib/env';
 export interface Limits {
   /** Requests doing database work at once; above it 503 at_capacity (specification, Limits). */
   maxConcurrentQueries: number;
+  /** How long a request waits for a free database slot before 503 at_capacity (api/capacity.ts); 0: no wait. */
+  capacityWaitMs: number;
   /** Overrides the plans' requests per minute (load tests only). */
   rateLimitPerMinute?: number;
   /** Time budget of the comparables search of comparables/estimate; beyond it 504 dense_query_timeout. */
@@ -26,8 +29,8 @@ export interface AppContext {
   cache: ResponseCache;
   clock: Clock;
   limits: Limits;
-  /** Requests currently holding a database slot. */
-  active: { queries: number };
+  /** The database slots: requests holding one, and those waiting for one (api/capacity.ts). */
+  active: Capacity;
   /** INSEE's business registry (GET /v1/businesses/:siren). */
   registry: RegistryClient;
   /** Structured logs (api/log.ts): LOG_LEVEL, LOG_FILE. */
@@ -55,6 +58,12 @@ export function createContext(opts: ContextOptions = {}): AppContext {
   const root = opts.dataRoot ?? dataDir();
   const clock = opts.clock ?? systemClock;
   const logger = opts.logger ?? createLogger();
+  const limits: Limits = {
+    maxConcurrentQueries: 15,
+    capacityWaitMs: env().CAPACITY_WAIT_MS,
+    denseQueryBudgetMs: env().DENSE_QUERY_BUDGET_MS,
+    ...opts.limits,
+  };
   return {
     db: new ServingDb({ ...opts.db, dataRoot: root }),
     state: openStore({
@@ -66,12 +75,8 @@ export function createContext(opts: ContextOptions = {}): AppContext {
     }),
     cache: new ResponseCache(() => clock.now().getTime()),
     clock,
-    limits: {
-      maxConcurrentQueries: 15,
-      denseQueryBudgetMs: env().DENSE_QUERY_BUDGET_MS,
-      ...opts.limits,
-    },
-    active: { queries: 0 },
+    limits,
+    active: new Capacity(() => limits.maxConcurrentQueries, () => limits.capacityWaitMs),
     registry: opts.registry ?? new RegistryClient(registryConfigFromEnv(), () => clock.now().getTime()),
     logger,
     webhooks: { ...webhookConfigFromEnv(), ...opts.webhooks },

@@ -6,6 +6,8 @@ import path from 'node:path';
 import { dataDir, paths } from '../lib/config';
 import { all, columns, DuckDBInstance, run, type DuckDBConnection, type Params } from '../lib/duck';
 import { currentServingFile } from '../lib/serving';
+import { env } from '../lib/env';
+import { SalesIndex } from './sales/memory';
 
 export class QueryTimeoutError extends Error {
   constructor(readonly ms: number) {
@@ -27,6 +29,8 @@ interface Generation {
   inFlight: number;
   retired: boolean;
   vintage?: Promise<string | null>;
+  /** The in-memory copy of the sales the zone statistics read (api/sales/memory.ts), when loaded. */
+  sales?: SalesIndex;
 }
 
 export interface ServingDbOptions {
@@ -39,6 +43,11 @@ export interface ServingDbOptions {
   watchIntervalMs?: number;
   /** Where a failing on-swap listener's error goes (default: stderr). */
   onSwapError?: (e: Error) => void;
+  /**
+   * Load the in-memory sales index with each serving file before serving it (default: SALES_MEMORY_INDEX). A file
+   * whose index fails to load is served from DuckDB alone, the error reported to onSwapError.
+   */
+  salesIndex?: boolean;
 }
 
 /** Called after the API switched to a new serving database (its file), e.g. to run the alert scan on new data. */
@@ -62,11 +71,17 @@ export class ServingDb {
       queryTimeoutMs: opts.queryTimeoutMs ?? 10_000,
       watchIntervalMs: opts.watchIntervalMs ?? 1_000,
       onSwapError: opts.onSwapError ?? ((e) => console.error(`on-swap listener failed: ${e.message}`)),
+      salesIndex: opts.salesIndex ?? env().SALES_MEMORY_INDEX === 'on',
     };
   }
 
   get file(): string | undefined {
     return this.gen?.file;
+  }
+
+  /** The in-memory sales index of the serving file in use, if it has one. */
+  get sales(): SalesIndex | undefined {
+    return this.gen?.sales;
   }
 
   /**
@@ -146,7 +161,15 @@ export class ServingDb {
     await run(idle[0], 'SET enable_external_access = false');
     await run(idle[0], 'SET lock_configuration = true');
     for (let i = 1; i < this.opts.poolSize; i++) idle.push(await instance.connect());
-    return { file, instance, idle, waiters: [], inFlight: 0, retired: false };
+    // Loaded before the file is served, so that every answer of a serving file comes from the same path.
+    let sales: SalesIndex | undefined;
+    if (this.opts.salesIndex) {
+      sales = await SalesIndex.load(idle[0]).catch((e: Error) => {
+        this.opts.onSwapError(new Error(`in-memory sales index of ${path.basename(file)} not loaded: ${e.message}`));
+        return undefined;
+      });
+    }
+    return { file, instance, idle, waiters: [], inFlight: 0, retired: false, sales };
   }
 
   private closeIfDrained(g: Generation): void {

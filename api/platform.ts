@@ -252,8 +252,8 @@ export interface CallResult {
 }
 
 /**
- * One call of an endpoint, whatever the transport: authenticate → rate limit → validate → prepare → cache →
- * capacity → pre-check → charge (pending) → handler → settle (keep, or refund on 5xx and the endpoint's refundOn
+ * One call of an endpoint, whatever the transport: authenticate → validate → prepare → cache → capacity → rate limit
+ * → pre-check → charge (pending) → handler → settle (keep, or refund on 5xx and the endpoint's refundOn
  * codes). Never throws: errors come back as an ApiError and its body.
  */
 export async function callEndpoint<Q extends AnyObject | undefined, P extends AnyObject | undefined, B extends z.ZodType | undefined, Prep, R extends AnyObject>(
@@ -267,29 +267,38 @@ export async function callEndpoint<Q extends AnyObject | undefined, P extends An
   let charge: Extract<HoldResult, { ok: true }> | undefined;
   let holdsSlot = false;
   try {
-    key = typeof req.key === 'object' ? req.key : await authenticate(ctx, req.key);
-    await rateLimit(ctx, key, headers);
-    const input = {
-      query: parse(spec.query, req.input?.query, 'query'),
-      params: parse(spec.params, req.input?.params, 'path'),
-      body: parse(spec.body, req.input?.body, 'body'),
-    } as EndpointInput<Q, P, B>;
-    const call: Call = { ctx, key, now: ctx.clock.now(), requestId: req.requestId };
-    const prepared = spec.prepare(input, call);
+    const caller = (key = typeof req.key === 'object' ? req.key : await authenticate(ctx, req.key));
+    let input: EndpointInput<Q, P, B>;
+    let call: Call;
+    let prepared: Prep;
+    try {
+      input = {
+        query: parse(spec.query, req.input?.query, 'query'),
+        params: parse(spec.params, req.input?.params, 'path'),
+        body: parse(spec.body, req.input?.body, 'body'),
+      } as EndpointInput<Q, P, B>;
+      call = { ctx, key: caller, now: ctx.clock.now(), requestId: req.requestId };
+      prepared = spec.prepare(input, call);
+    } catch (e) {
+      // A request refused for its parameters counts against the rate limit like any other (which may refuse it first).
+      await rateLimit(ctx, caller, headers);
+      throw e;
+    }
 
     const ttl = spec.cacheTtlSeconds;
     // The serving file is part of the key: a new import makes every older entry unreachable.
     const ck = ttl ? cacheKey([spec.method, spec.path, ctx.db.file, prepared]) : undefined;
     const hit = ck ? ctx.cache.get(ck) : undefined;
     if (!hit && (spec.usesDatabase ?? true)) {
-      if (ctx.active.queries >= ctx.limits.maxConcurrentQueries) {
+      // Before the rate limit and any charge: a refusal writes nothing to the state (docs/decisions.md, Capacity).
+      holdsSlot = await ctx.active.acquire();
+      if (!holdsSlot) {
         throw new ApiError('at_capacity', `the service is answering ${ctx.limits.maxConcurrentQueries} database requests; retry in 2 s`, {
           headers: { 'Retry-After': '2' },
         });
       }
-      ctx.active.queries++;
-      holdsSlot = true;
     }
+    await rateLimit(ctx, key, headers);
     if (spec.precheck) await spec.precheck(prepared, call);
     const cost = typeof spec.credits === 'function' ? spec.credits(input, prepared) : spec.credits;
 
@@ -339,7 +348,7 @@ export async function callEndpoint<Q extends AnyObject | undefined, P extends An
     }
     return { status: error.status, body: error.bodyFor(req.requestId), headers: { ...headers, ...error.opts.headers }, error, cause: e, keyId: key?.id, creditsUsed };
   } finally {
-    if (holdsSlot) ctx.active.queries--;
+    if (holdsSlot) ctx.active.release();
   }
 }
 
@@ -367,6 +376,8 @@ export function mountEndpoint<Q extends AnyObject | undefined, P extends AnyObje
     // For the access log (api/log.ts): the key's id and credits, and the stack of an unforeseen server error.
     res.locals.keyId = r.keyId;
     res.locals.creditsUsed = r.creditsUsed;
+    // A request refused at capacity did nothing and cost nothing: it is not written to the key's request log either.
+    if (r.error?.code === 'at_capacity') res.locals.unlogged = true;
     if (r.status >= 500 && r.cause !== undefined && !(r.cause instanceof ApiError)) res.err = r.cause as Error;
     res.set(r.headers).status(r.status).json(r.body);
     // The answer has just been handed to the socket (written synchronously when it can be): a successful answer's

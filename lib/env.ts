@@ -71,6 +71,8 @@ export const VARIABLES = {
   DATABASE_URL: text(undefined, 'a postgres:// or postgresql:// URL', 'Keep the state (keys, credits, portfolio, alerts, webhook queue, request log) in this PostgreSQL database instead of the SQLite file of the data folder: required for several API replicas.', /^postgres(ql)?:\/\/\S+$/),
   STATE_LEASE_MS: integer(100, 3_600_000, 30_000, 'With DATABASE_URL: how long a replica counts as alive after its last heartbeat; the charges a dead replica left pending are refunded by a live one this long after it died.'),
   DATABASE_POOL_SIZE: integer(1, 1000, 10, 'With DATABASE_URL: connections to PostgreSQL per API process.'),
+  SALES_MEMORY_INDEX: oneOf(['on', 'off'] as const, 'on', 'Answer the zone statistics (`stats/market` and the routes built on it) from an in-memory copy of the sales loaded with each serving database (about 1.1 GB and 20–40 s of loading for 20 M sales); `off` reads DuckDB for every query.'),
+  CAPACITY_WAIT_MS: integer(0, 1000, 50, 'How long a request waits for one of the 15 database slots before `503 at_capacity`, in milliseconds (0: refused at once).'),
   DENSE_QUERY_BUDGET_MS: integer(1, 600_000, 3000, 'The time budget of a comparables search (`/v1/comparables`, `/v1/estimate`), in milliseconds.'),
   FONCIER_MARTS_MEMORY_LIMIT: text('8GB', 'a DuckDB memory size such as 8GB, 512MB or 1.5GiB', 'The memory limit of the marts build (DuckDB), for machines with more or less memory.', /^\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i),
   INSEE_SIRENE_API_KEY: text(undefined, 'an API Sirene application key', 'The key of an application subscribed to INSEE\'s API Sirene (portail-api.insee.fr), used by `GET /v1/businesses/:siren` (503 `registry_unavailable` without it).'),

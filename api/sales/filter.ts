@@ -5,6 +5,7 @@ import { invalidParams } from '../errors';
 import type { Location } from '../location';
 import { isoDay, round2, yearsBefore, z } from '../params';
 import type { Call } from '../platform';
+import type { MeasureStats } from './memory';
 
 export const DEFAULT_WINDOW_YEARS = 3;
 /** Without type_local: every sale except land-only ones (include_terrain adds them). */
@@ -58,7 +59,49 @@ export function salesWhere(f: SalesFilter): { where: string; params: Params } {
   return { where: where.join(' and '), params };
 }
 
+/**
+ * Count, price, €/m² and surface statistics of the sales of a filter: from the in-memory sales index when the serving
+ * file has one and the zone is made of codes (api/sales/memory.ts), else in SQL (radius searches); both give the same
+ * figures.
+ */
 export async function marketStats(call: Call, f: SalesFilter): Promise<MarketStats> {
+  const memory = call.ctx.db.sales;
+  if (memory && f.location.kind !== 'radius') {
+    const { code_postal } = f.location.echo;
+    const r = memory.stats({
+      ...(code_postal !== null ? { code_postal } : {}),
+      ...departementsOf(f.location),
+      ...(f.location.communes.length ? { communes: f.location.communes.map((c) => c.code) } : {}),
+      types: f.types,
+      date_debut: f.date_debut,
+      date_fin: f.date_fin,
+      exclude_bulk_sales: f.exclude_bulk_sales,
+      exclude_outliers: f.exclude_outliers,
+      exclude_vefa: f.exclude_vefa,
+    });
+    const s = (m: MeasureStats) => ({ median: round2(m.median), avg: round2(m.avg), min: round2(m.min), max: round2(m.max) });
+    return { count: r.count, price: s(r.price), price_per_m2: s(r.price_per_m2), surface: s(r.surface) };
+  }
+  return marketStatsSql(call, f);
+}
+
+/**
+ * The départements the location's SQL condition admits (api/location.ts: `code_departement = $loc_dep` and the
+ * `code_departement in (…)` lists a postal code or a commune add), intersected; nothing when it names none.
+ */
+function departementsOf(location: Location): { departements?: string[] } {
+  const lists = new Map<string, string[]>();
+  for (const [name, value] of Object.entries(location.params)) {
+    const m = /^loc_(dep|pdep|cdep)\d*$/.exec(name);
+    if (m && typeof value === 'string') lists.set(m[1], [...(lists.get(m[1]) ?? []), value]);
+  }
+  if (!lists.size) return {};
+  const [first, ...rest] = [...lists.values()];
+  return { departements: first.filter((d) => rest.every((l) => l.includes(d))) };
+}
+
+/** marketStats in SQL over `ventes`: the path of radius searches, and the independent computation the tests compare to. */
+export async function marketStatsSql(call: Call, f: SalesFilter): Promise<MarketStats> {
   const { where, params } = salesWhere(f);
   const [r] = await call.ctx.db.query<Record<string, number | null>>(
     `select count(*) as count,

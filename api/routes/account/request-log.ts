@@ -87,7 +87,7 @@ export function recordRequests(ctx: AppContext, skip: (path: string) => boolean)
     res.on('finish', () => {
       const keyId = res.locals.keyId as string | undefined;
       const route = (req as Request & { route?: { path?: unknown } }).route?.path;
-      if (!keyId || typeof route !== 'string' || skip(route)) return;
+      if (!keyId || res.locals.unlogged === true || typeof route !== 'string' || skip(route)) return;
       requestLogOf(ctx).record(keyId, {
         request_id: res.locals.requestId as string,
         endpoint: endpointLabel(req.method, route),

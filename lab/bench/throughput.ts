@@ -1,0 +1,199 @@
+// `npm run bench` (= `npm run bench -- throughput [--sales 20000000 --data-dir data-bench --duration 10 --keys 10000
+// --env NAME=VALUE,… --json FILE]`): the throughput targets of the API on the France-scale dataset, each a row of one
+// table with its measured value, met or not, and every rate also as a share of the same server's bare HTTP rate
+// (`GET /health` at 8 connections, measured in the same run): machines differ 2–3× in speed, the share does not.
+//
+// Runs, each --duration seconds against the real server (a child process, as `npm start` runs it), requests rotated
+// over a pool of Enterprise keys, every uncached query never sent before (lab/bench/http-load.ts):
+//   /health at 8 connections; stats/market by postal code uncached at 1, 8, 32 and 128 connections (the last two:
+//   clients that ignore Retry-After, the overload case) and cached at 8; the département aggregates (stats/market,
+//   stats/trends, heatmap, market-overview) at 8; a transactions page of 50 at 1; then the memory of the server.
+// `--env` passes variables to the server (SALES_MEMORY_INDEX=off measures the DuckDB path; DATABASE_URL a PostgreSQL
+// state).
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { DEFAULT_DATA_DIR, DEFAULT_SALES, readStamp, type Stamp } from '../france-data/build';
+import { count, positive } from '../args';
+import { CASES, type BenchCase } from './cases';
+import { createKeys, drain, ensureData, fmt, load, readDims, sent, serverMemory, startServer, stopServer, uncachedQueries, urlOf, type RunResult, type Server } from './http-load';
+
+interface Args { sales: number; dataDir: string; duration: number; keys: number; env: Record<string, string>; json?: string }
+
+function options(argv: string[]): Args {
+  const text = { type: 'string' } as const;
+  const { values } = parseArgs({ args: argv, options: { sales: text, 'data-dir': text, duration: text, keys: text, env: text, json: text } });
+  const env: Record<string, string> = {};
+  for (const pair of values.env ? values.env.split(',') : []) {
+    const i = pair.indexOf('=');
+    if (i < 1) throw new Error(`--env takes NAME=VALUE pairs, comma-separated (got "${pair}")`);
+    env[pair.slice(0, i)] = pair.slice(i + 1);
+  }
+  return {
+    sales: count(values.sales, 'sales', DEFAULT_SALES),
+    dataDir: path.resolve(values['data-dir'] ?? DEFAULT_DATA_DIR),
+    duration: positive(values.duration, 'duration', 10),
+    keys: count(values.keys, 'keys', 10_000),
+    env,
+    json: values.json,
+  };
+}
+
+const caseNamed = (name: string): BenchCase => {
+  const c = CASES.find((x) => x.name === name);
+  if (!c) throw new Error(`no bench case "${name}" in lab/bench/cases`);
+  return c;
+};
+
+/** The runs of the table: a case (or /health), uncached or cached, at a number of connections. */
+const RUNS: Array<{ id: string; case: string; mode: 'uncached' | 'cached'; connections: number }> = [
+  { id: 'health', case: '/health', mode: 'cached', connections: 8 },
+  { id: 'cp1', case: 'stats/market code_postal', mode: 'uncached', connections: 1 },
+  { id: 'cp8', case: 'stats/market code_postal', mode: 'uncached', connections: 8 },
+  { id: 'cp32', case: 'stats/market code_postal', mode: 'uncached', connections: 32 },
+  { id: 'cp128', case: 'stats/market code_postal', mode: 'uncached', connections: 128 },
+  { id: 'cached8', case: 'stats/market code_postal', mode: 'cached', connections: 8 },
+  { id: 'dep-market', case: 'stats/market code_departement (info)', mode: 'uncached', connections: 8 },
+  { id: 'dep-trends', case: 'stats/trends code_departement', mode: 'uncached', connections: 8 },
+  { id: 'dep-heatmap', case: 'heatmap code_departement', mode: 'uncached', connections: 8 },
+  { id: 'dep-overview', case: 'market-overview code_departement', mode: 'uncached', connections: 8 },
+  { id: 'transactions', case: 'transactions code_postal limit=50', mode: 'uncached', connections: 1 },
+];
+
+type Measured = RunResult & { id: string };
+
+interface Target {
+  what: string;
+  /** The measured value as shown, and whether the target is met (undefined: not measured). */
+  check(m: Record<string, Measured>): { value: string; met: boolean } | undefined;
+}
+
+const share = (m: Record<string, Measured>, id: string) => (m[id] && m.health ? m[id].rps / m.health.rps : NaN);
+const pct = (x: number) => `${fmt(x * 100, 0)} %`;
+
+const TARGETS: Target[] = [
+  {
+    what: 'stats/market postal code, uncached, 8 connections: ≥ 2,000 req/s and ≥ 40 % of /health, p99 ≤ 25 ms',
+    check: (m) => m.cp8 && { value: `${fmt(m.cp8.rps)} req/s (${pct(share(m, 'cp8'))}), p99 ${fmt(m.cp8.p99, 1)} ms`, met: m.cp8.rps >= 2000 && share(m, 'cp8') >= 0.4 && (m.cp8.p99 ?? Infinity) <= 25 },
+  },
+  {
+    what: 'stats/market postal code, uncached, 1 connection: p50 ≤ 1.5 ms',
+    check: (m) => m.cp1 && { value: `p50 ${fmt(m.cp1.p50, 2)} ms (${fmt(m.cp1.rps)} req/s)`, met: (m.cp1.p50 ?? Infinity) <= 1.5 },
+  },
+  {
+    what: 'stats/market postal code, cached, 8 connections: ≥ 5,000 req/s and ≥ 90 % of /health',
+    check: (m) => m.cached8 && { value: `${fmt(m.cached8.rps)} req/s (${pct(share(m, 'cached8'))})`, met: m.cached8.rps >= 5000 && share(m, 'cached8') >= 0.9 },
+  },
+  ...(['dep-market', 'dep-trends', 'dep-heatmap', 'dep-overview'] as const).map((id) => ({
+    what: `${RUNS.find((r) => r.id === id)!.case.replace(' (info)', '')}, uncached, 8 connections: p50 ≤ 15 ms`,
+    check: (m: Record<string, Measured>) => m[id] && { value: `p50 ${fmt(m[id].p50, 1)} ms (${fmt(m[id].rps)} req/s)`, met: (m[id].p50 ?? Infinity) <= 15 },
+  })),
+  {
+    what: 'transactions page of 50, uncached, 1 connection: p50 ≤ 5 ms',
+    check: (m) => m.transactions && { value: `p50 ${fmt(m.transactions.p50, 2)} ms`, met: (m.transactions.p50 ?? Infinity) <= 5 },
+  },
+  ...([32, 128] as const).map((c) => ({
+    what: `overload: stats/market postal code at ${c} connections ignoring Retry-After: 2xx ≥ 90 % of the 8-connection rate`,
+    check: (m: Record<string, Measured>) => {
+      const r = m[`cp${c}`];
+      return r && m.cp8 && { value: `${fmt(r.rps)} req/s of 2xx (${pct(r.rps / m.cp8.rps)}), ${fmt(r.non2xx)} refused, p99 ${fmt(r.p99, 1)} ms`, met: r.rps >= 0.9 * m.cp8.rps };
+    },
+  })),
+  {
+    what: 'overload: a refused request costs < 0.1 ms of main-thread CPU',
+    check: (m) => {
+      const refused = [m.cp32, m.cp128].filter((r) => r && r.non2xx > 0);
+      if (!m.cp8 || !refused.length) return m.cp128 && { value: 'no request refused at 32 or 128 connections', met: true };
+      // The main thread's CPU beyond what the answered requests cost at 8 connections, per refused request.
+      const perAnswer = m.cp8.mainThreadCpu / Math.max(1, m.cp8.ok);
+      const costs = refused.map((r) => (r.mainThreadCpu - r.ok * perAnswer) / r.non2xx);
+      const worst = Math.max(...costs) * 1000;
+      return { value: `${fmt(Math.max(0, worst), 3)} ms (main-thread CPU beyond the answers' cost, per refusal)`, met: worst < 0.1 };
+    },
+  },
+];
+
+async function main() {
+  const a = options(process.argv.slice(2));
+  const started = Date.now();
+  await ensureData(a);
+  const stamp = readStamp(a.dataDir) as Stamp;
+  if (!stamp?.marts) throw new Error(`no bench stamp in ${a.dataDir}`);
+  const dims = await readDims(stamp.marts.servingFile);
+  const cpus = os.cpus();
+  const machine = { cpus: cpus.length, model: cpus[0]?.model.trim() ?? '?', memGiB: os.totalmem() / 2 ** 30, node: process.version, loadavg: os.loadavg() };
+  console.log(`\nMachine: ${machine.cpus} CPUs (${machine.model}), ${fmt(machine.memGiB, 1)} GiB RAM, Node ${machine.node}; load average ${machine.loadavg.map((l) => l.toFixed(2)).join(' ')}`);
+  console.log(`Dataset: ${fmt(stamp.marts.sales)} sales, serving file ${path.basename(stamp.marts.servingFile)} (${fmt(stamp.marts.servingBytes / 2 ** 20)} MiB)`);
+  if (Object.keys(a.env).length) console.log(`Server environment: ${Object.entries(a.env).map(([k, v]) => `${k}=${k === 'DATABASE_URL' ? '…' : v}`).join(' ')}`);
+
+  const keys = await createKeys(a.dataDir, a.keys);
+  let k = 0;
+  const nextKey = () => keys[k++ % keys.length];
+  const t0 = Date.now();
+  const server: Server = await startServer(a.dataDir, a.env);
+  console.log(`Server ready in ${fmt((Date.now() - t0) / 1000, 1)} s (the in-memory sales index loads before it serves)`);
+  const stop = () => void stopServer(server).then(() => process.exit(130));
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+
+  const measured: Record<string, Measured> = {};
+  const head = ['run', 'mode', 'conn', 'req/s', 'of /health', 'p50 ms', 'p99 ms', 'non-2xx', 'server CPU', 'main thread', 'client CPU', 'other CPU'];
+  const widths = [38, 8, 4, 8, 10, 7, 7, 18, 10, 11, 10, 9];
+  const line = (r: string[]) => r.map((c, i) => (i < 2 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join(' ');
+  console.log(`\n${line(head)}\n${widths.map((w) => '-'.repeat(w)).join(' ')}`);
+  const generators = new Map<string, () => string>();
+  let memory: ReturnType<typeof serverMemory>;
+  try {
+    for (const run of RUNS) {
+      let next: () => string;
+      if (run.case === '/health') next = () => '/health';
+      else {
+        const c = caseNamed(run.case);
+        const fixed = urlOf(c.path, c.fixed);
+        sent.add(fixed);
+        if (run.mode === 'cached') {
+          for (let i = 0; i < 5; i++) await (await fetch(server.base + fixed, { headers: { 'x-api-key': nextKey() } })).arrayBuffer();
+          next = () => fixed;
+        } else {
+          if (!generators.has(c.name)) {
+            const g = uncachedQueries(c, dims).next;
+            generators.set(c.name, g);
+            // Warm-up (JIT, DuckDB's caches) at 8 connections, not measured.
+            await drain(server);
+            await load(server, { connections: 8, duration: 2, next: g, key: nextKey });
+          }
+          next = generators.get(c.name)!;
+        }
+      }
+      await drain(server);
+      const r = await load(server, { connections: run.connections, duration: a.duration, next, key: run.case === '/health' ? undefined : nextKey });
+      const row: Measured = { ...r, id: run.id, case: run.case, mode: run.mode, repeats: 0 };
+      measured[run.id] = row;
+      console.log(line([
+        run.case, run.mode, String(run.connections), fmt(r.rps), run.id === 'health' ? '100 %' : pct(share(measured, run.id)), fmt(r.p50, 2), fmt(r.p99, 1),
+        r.non2xx ? `${fmt(r.non2xx)} (${Object.entries(r.statuses).map(([s, n]) => `${s}×${n}`).join(' ')})` : '0',
+        fmt(r.serverCores, 2), `${fmt((r.mainThreadCpu / Math.max(1, r.requests)) * 1000, 3)} ms/req`, fmt(r.clientCores, 2), fmt(r.otherCores, 2),
+      ]));
+    }
+    memory = serverMemory(server.child.pid);
+  } finally {
+    await stopServer(server);
+  }
+
+  console.log('\nreq/s, p50 and p99 over 2xx responses; "of /health": the rate as a share of GET /health at 8 connections in this run;');
+  console.log('main thread: CPU of the server\'s event loop per request (all responses); CPU columns in cores (server: its process group).');
+  console.log(`\nTargets (${machine.cpus} cores, France-scale dataset):`);
+  const rows = TARGETS.map((t) => ({ what: t.what, result: t.check(measured) }));
+  if (memory) rows.push({ what: 'server memory: RSS < 4 GB', result: { value: `${fmt(memory.rss / 2 ** 30, 2)} GiB (peak ${fmt(memory.peak / 2 ** 30, 2)} GiB)`, met: memory.peak < 4e9 } });
+  for (const r of rows) console.log(`  ${r.result ? (r.result.met ? 'met    ' : 'NOT MET') : 'not run'}  ${r.what}: ${r.result?.value ?? '–'}`);
+  console.log(`Bench done in ${fmt((Date.now() - started) / 1000, 0)} s.`);
+  if (a.json) {
+    fs.writeFileSync(a.json, JSON.stringify({ date: new Date().toISOString(), machine, dataset: { sales: stamp.marts.sales, servingFile: path.basename(stamp.marts.servingFile) }, env: Object.keys(a.env), duration: a.duration, runs: measured, targets: rows, memory }, null, 2));
+  }
+}
+
+main().catch((e: Error) => {
+  console.error(`bench failed: ${e.stack ?? e.message}`);
+  process.exit(1);
+});
