@@ -85,6 +85,7 @@ export const VARIABLES = {
   FREE_KEYS: oneOf(['on', 'off'] as const, 'on', 'Whether `/dashboard` gives visitors Free-plan keys without an operator (`POST /v1/account/free-key`); `off` withdraws the offer (404).'),
   FREE_KEYS_PER_ADDRESS_PER_DAY: integer(1, 100_000, 3, 'Free keys one client address (an IPv4 address, or an IPv6 /64) may receive per UTC day; past it 429 `free_key_limit_reached`.'),
   MCP_ALLOWED_HOSTS: hostList('Turns on DNS-rebinding protection on `/mcp`: any other `Host` header is refused with 403.'),
+  PUBLIC_URL: text(undefined, 'the https:// origin clients reach the API at (http:// only for localhost or 127.0.0.1), no path', 'The API\'s public origin: the OAuth issuer of remote MCP and the resource its tokens are bound to (`<PUBLIC_URL>/mcp`). Unset, a request to a loopback address uses its own origin (local development) and remote MCP authorization is off for any other host (the API-key header keeps working).', /^(https:\/\/[A-Za-z0-9.-]+(:\d+)?|http:\/\/(localhost|127\.0\.0\.1)(:\d+)?)\/?$/),
   FONCIER_API_KEY: text(undefined, 'an API key (fk_live_…)', 'The key `npm run mcp` (stdio) acts for.'),
   SAMPLES_DIR: text(undefined, 'a folder path', 'Another copy of the real published samples (default `../shared/data`), for the tests and the data report.'),
   FONCIER_TEST_PAUSE: text(undefined, 'a pause point name', 'Tests only: the pipeline pauses at this named point so a test can kill it there.'),

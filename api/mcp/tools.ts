@@ -12,6 +12,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ErrorCode as McpErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { zodToOpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import type { AppContext } from '../context';
+import type { KeyRecord } from '../store';
 import { z } from '../params';
 import { endpointLabel, requestLogOf } from '../routes/account/request-log';
 import { cacheSchema, callEndpoint, creditsSchema, operationIdOf, requestIdOf, type AnyEndpoint, type CallResult } from '../platform';
@@ -170,8 +171,9 @@ export function toolResultOf(r: CallResult, requestId: string): CallToolResult {
 }
 
 export interface McpServerOptions {
-  /** The raw API key every tool call is made with (authenticated on each call, as REST does). */
-  credential: string | undefined;
+  /** The raw API key every tool call is made with (authenticated on each call, as REST does), or the key an OAuth
+   * access token acts for (api/mcp/http.ts checked the token and the key for this request). */
+  credential: string | KeyRecord | undefined;
   /** The request id of each call: HTTP uses the POST's X-Request-Id; stdio a new one per call. */
   requestId?: () => string;
   /** Told of every call once answered (access log of the HTTP transport). */

@@ -189,6 +189,88 @@ export interface ServiceStateStore {
   setForward(name: string, value: string): Promise<void>;
 }
 
+/** A registered OAuth client (RFC 7591): its registration as answered, JSON text (api/oauth/). */
+export interface OAuthClientRow {
+  client_id: string;
+  metadata: string;
+  created_at: string;
+}
+
+/** A key holder's consent to a client: the scopes approved (space-separated), kept until revoked. */
+export interface OAuthGrantRow {
+  key_id: string;
+  client_id: string;
+  scopes: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** An authorization code, stored by its hash; `family` names what the approval starts (its tokens). */
+export interface OAuthCodeRow {
+  code_hash: string;
+  family: string;
+  key_id: string;
+  client_id: string;
+  redirect_uri: string;
+  code_challenge: string;
+  scopes: string;
+  resource: string;
+  expires_at: string;
+  used_at: string | null;
+}
+
+/** An access or refresh token, stored by its hash. */
+export interface OAuthTokenRow {
+  token_hash: string;
+  family: string;
+  kind: 'access' | 'refresh';
+  key_id: string;
+  client_id: string;
+  scopes: string;
+  resource: string;
+  expires_at: string;
+  created_at: string;
+  rotated_at: string | null;
+}
+
+export type NewOAuthToken = Omit<OAuthTokenRow, 'rotated_at'>;
+
+/**
+ * Remote MCP authorization (api/oauth/): clients, consents, codes and tokens. Codes and tokens are looked up by their
+ * hash only. Whoever revokes a consent revokes its codes and tokens in the same transaction.
+ */
+export interface OAuthStore {
+  registerClient(row: OAuthClientRow): Promise<void>;
+  getClient(clientId: string): Promise<OAuthClientRow | undefined>;
+  /** Records (or renews) the key's consent to the client and stores the approval's code, in one transaction. */
+  approve(code: Omit<OAuthCodeRow, 'used_at'>, at: string): Promise<void>;
+  /** A code as stored, used or not (the PKCE check reads its challenge before the exchange). */
+  findCode(codeHash: string): Promise<OAuthCodeRow | undefined>;
+  /**
+   * Uses a code once: marks it used and returns it; a second use gets `reused` and deletes every token issued from it
+   * (its family), in one transaction; undefined when unknown.
+   */
+  useCode(codeHash: string, at: string): Promise<{ code: OAuthCodeRow; reused: boolean } | undefined>;
+  /** Stores tokens, while the consent they come from still exists (false, nothing stored, otherwise). */
+  issue(tokens: NewOAuthToken[]): Promise<boolean>;
+  /**
+   * Refresh-token rotation, in one transaction: the client's refresh token, unexpired at `at` and not yet rotated, is
+   * marked rotated and `next` (same family) stored; `reused` (and the family's tokens deleted) when it had been rotated
+   * already; undefined when unknown, expired or another client's.
+   */
+  rotate(tokenHash: string, clientId: string, at: string, next: NewOAuthToken[]): Promise<{ old: OAuthTokenRow; reused: boolean } | undefined>;
+  /** A token as stored (the caller checks its kind, expiry and audience). */
+  findToken(tokenHash: string): Promise<OAuthTokenRow | undefined>;
+  /** Deletes the client's token and, for a refresh token, its whole family; false when none matched. */
+  revokeToken(tokenHash: string, clientId: string): Promise<boolean>;
+  /** The key's consents with their client's registration, oldest first. */
+  grants(keyId: string): Promise<Array<OAuthGrantRow & { metadata: string }>>;
+  /** Deletes the key's consent to the client with its codes and tokens, in one transaction; false when there was none. */
+  revokeGrant(keyId: string, clientId: string): Promise<boolean>;
+  /** Deletes the codes and tokens expired before `before` (ISO): none of them can be used any more. */
+  prune(before: string): Promise<void>;
+}
+
 export interface StateStore {
   /** The engine's name, as GET /health reports it. */
   readonly engine: string;
@@ -201,6 +283,7 @@ export interface StateStore {
   readonly jobs: JobStore;
   readonly requestLog: RequestLogStore;
   readonly serviceState: ServiceStateStore;
+  readonly oauth: OAuthStore;
   /**
    * Resolves once the state is usable (connected, migrated): an engine may open synchronously and connect later. The
    * server awaits it before serving; the SQLite engine is ready once constructed.

@@ -5,6 +5,7 @@ import type { Clock } from '../../clock';
 import { PgCredits } from './credits';
 import { PgJobs } from './jobs';
 import { PgKeys } from './keys';
+import { PgOAuth } from './oauth';
 import { migrate, openPool } from './pool';
 import { PgRateLimiter } from './rate-limit';
 import { PgAlerts, PgPortfolio, PgRequestLog, PgServiceState } from './records';
@@ -44,6 +45,7 @@ export class PgState {
   readonly requestLog: PgRequestLog;
   readonly serviceState: PgServiceState;
   readonly jobs: PgJobs;
+  readonly oauth: PgOAuth;
   readonly lease: ReplicaLease;
   /** Settlements (keep, refund) started and not yet finished: a graceful stop waits for them. */
   private readonly settling = new Set<Promise<unknown>>();
@@ -61,6 +63,7 @@ export class PgState {
     this.requestLog = new PgRequestLog(pool);
     this.serviceState = new PgServiceState(pool);
     this.jobs = new PgJobs(pool);
+    this.oauth = new PgOAuth(pool);
   }
 
   /** Connects, migrates, and (for a serving replica) registers its lease and starts its heartbeat. */

@@ -5,7 +5,7 @@
 import type { Clock } from '../../clock';
 import type { AttemptResult, DueDelivery, Match } from '../../webhooks/queue';
 import type { CreateKeyOptions, FreeKeyOptions } from '../model';
-import type { AlertValues, PropertyRow, StateStore } from '../types';
+import type { AlertValues, NewOAuthToken, OAuthClientRow, OAuthCodeRow, PropertyRow, StateStore } from '../types';
 import type { LoggedRequest } from '../../routes/account/request-log';
 import { anyDue, claimDue, confirmClaim, enqueue, peekDue, recordAttempt, releaseClaims } from './deliveries';
 import { PgState } from './index';
@@ -185,5 +185,20 @@ export class PgStore implements StateStore {
   readonly serviceState = {
     get: async (name: string) => (await this.state()).serviceState.get(name),
     setForward: async (name: string, value: string) => (await this.state()).serviceState.setForward(name, value),
+  };
+
+  readonly oauth = {
+    registerClient: async (row: OAuthClientRow) => (await this.state()).oauth.registerClient(row),
+    getClient: async (clientId: string) => (await this.state()).oauth.getClient(clientId),
+    approve: async (code: Omit<OAuthCodeRow, 'used_at'>, at: string) => (await this.state()).oauth.approve(code, at),
+    findCode: async (codeHash: string) => (await this.state()).oauth.findCode(codeHash),
+    useCode: async (codeHash: string, at: string) => (await this.state()).oauth.useCode(codeHash, at),
+    issue: async (tokens: NewOAuthToken[]) => (await this.state()).oauth.issue(tokens),
+    rotate: async (tokenHash: string, clientId: string, at: string, next: NewOAuthToken[]) => (await this.state()).oauth.rotate(tokenHash, clientId, at, next),
+    findToken: async (tokenHash: string) => (await this.state()).oauth.findToken(tokenHash),
+    revokeToken: async (tokenHash: string, clientId: string) => (await this.state()).oauth.revokeToken(tokenHash, clientId),
+    grants: async (keyId: string) => (await this.state()).oauth.grants(keyId),
+    revokeGrant: async (keyId: string, clientId: string) => (await this.state()).oauth.revokeGrant(keyId, clientId),
+    prune: async (before: string) => (await this.state()).oauth.prune(before),
   };
 }

@@ -9,6 +9,7 @@ import { SqliteCredits } from './credits';
 import { SqliteDeliveries } from './deliveries';
 import { SqliteKeys } from './keys';
 import { migrate } from './migrate';
+import { SqliteOAuth } from './oauth';
 import { MemoryRateLimit, SqliteAlerts, SqliteJobs, SqlitePortfolio, SqliteRequestLog, SqliteServiceState } from './records';
 
 export class SqliteState implements StateStore {
@@ -24,6 +25,7 @@ export class SqliteState implements StateStore {
   readonly jobs = new SqliteJobs();
   readonly requestLog: SqliteRequestLog;
   readonly serviceState: SqliteServiceState;
+  readonly oauth: SqliteOAuth;
 
   constructor(
     readonly file: string,
@@ -46,6 +48,7 @@ export class SqliteState implements StateStore {
     this.deliveries = new SqliteDeliveries(this.db);
     this.requestLog = new SqliteRequestLog(this.db);
     this.serviceState = new SqliteServiceState(this.db);
+    this.oauth = new SqliteOAuth(this.db);
   }
 
   async ready(): Promise<void> {}

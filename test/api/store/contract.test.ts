@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { FixedClock } from '../../../api/clock';
-import { openStore, RevokedKeyError, UnknownKeyError, type AlertValues, type OpenStateOptions, type StateStore } from '../../../api/store';
+import { openStore, RevokedKeyError, UnknownKeyError, type AlertValues, type NewOAuthToken, type OAuthCodeRow, type OpenStateOptions, type StateStore } from '../../../api/store';
 import type { Match } from '../../../api/webhooks/queue';
 import { startPostgres, type TestPostgres } from '../../helpers/postgres';
 
@@ -516,6 +516,132 @@ describe.each(ENGINES)('StateStore on $name', (engine) => {
       // Finished: not run again where it runs once per service.
       expect(await s.jobs.claim('alerts.scan.daily:2026-11-20', 'process-b', 60_000)).toBe(!engine.jobsOncePerService);
       expect(await s.jobs.claim('alerts.scan.daily:2026-11-21', 'process-b', 60_000)).toBe(true);
+    });
+  });
+
+  describe('oauth', () => {
+    const code = (keyId: string, over: Partial<OAuthCodeRow> = {}): Omit<OAuthCodeRow, 'used_at'> => ({
+      code_hash: 'code-1',
+      family: 'fam-1',
+      key_id: keyId,
+      client_id: 'client-a',
+      redirect_uri: 'https://agent.example/callback',
+      code_challenge: 'challenge',
+      scopes: 'read',
+      resource: 'https://api.example/mcp',
+      expires_at: '2026-11-20T10:05:00.000Z',
+      ...over,
+    });
+    const token = (keyId: string, hash: string, kind: 'access' | 'refresh', family = 'fam-1', clientId = 'client-a'): NewOAuthToken => ({
+      token_hash: hash,
+      family,
+      kind,
+      key_id: keyId,
+      client_id: clientId,
+      scopes: 'read portfolio',
+      resource: 'https://api.example/mcp',
+      expires_at: kind === 'access' ? '2026-11-20T11:00:00.000Z' : '2026-12-20T10:00:00.000Z',
+      created_at: '2026-11-20T10:00:00.000Z',
+    });
+    async function withClients(s: StateStore): Promise<void> {
+      for (const id of ['client-a', 'client-b']) {
+        await s.oauth.registerClient({ client_id: id, metadata: JSON.stringify({ client_id: id, client_name: `Agent ${id}` }), created_at: '2026-11-20T09:00:00.000Z' });
+      }
+    }
+
+    it('register a client; a consent and its code in one step; a code is used once, its reuse deletes its tokens', async () => {
+      const s = await fresh();
+      const [A] = await twoKeys(s);
+      await withClients(s);
+      expect(JSON.parse((await s.oauth.getClient('client-a'))!.metadata).client_name).toBe('Agent client-a');
+      expect(await s.oauth.getClient('nobody')).toBeUndefined();
+      await s.oauth.approve(code(A), '2026-11-20T10:00:00.000Z');
+      expect((await s.oauth.findCode('code-1'))?.used_at).toBeNull();
+      const used = await s.oauth.useCode('code-1', '2026-11-20T10:00:30.000Z');
+      expect(used).toMatchObject({ reused: false, code: { key_id: A, client_id: 'client-a', redirect_uri: 'https://agent.example/callback', code_challenge: 'challenge', expires_at: '2026-11-20T10:05:00.000Z' } });
+      expect(await s.oauth.issue([token(A, 'at-1', 'access'), token(A, 'rt-1', 'refresh')])).toBe(true);
+      expect(await s.oauth.findToken('at-1')).toMatchObject({ kind: 'access', key_id: A, scopes: 'read portfolio', expires_at: '2026-11-20T11:00:00.000Z', rotated_at: null });
+      expect(await s.oauth.useCode('code-1', '2026-11-20T10:01:00.000Z')).toMatchObject({ reused: true });
+      expect(await s.oauth.findToken('at-1')).toBeUndefined();
+      expect(await s.oauth.findToken('rt-1')).toBeUndefined();
+      expect(await s.oauth.useCode('unknown', '2026-11-20T10:01:00.000Z')).toBeUndefined();
+    });
+
+    it('tokens are issued only under a consent; concurrent uses of one code: exactly one wins', async () => {
+      const s = await fresh();
+      const [A, B] = await twoKeys(s);
+      await withClients(s);
+      expect(await s.oauth.issue([token(B, 'at-x', 'access')])).toBe(false);
+      expect(await s.oauth.findToken('at-x')).toBeUndefined();
+      await s.oauth.approve(code(A), '2026-11-20T10:00:00.000Z');
+      const results = await Promise.all(Array.from({ length: 8 }, () => s.oauth.useCode('code-1', '2026-11-20T10:00:30.000Z')));
+      expect(results.filter((r) => r && !r.reused)).toHaveLength(1);
+    });
+
+    it('refresh rotation: once per refresh token; its reuse deletes the family; expired or another client’s: refused', async () => {
+      const s = await fresh();
+      const [A] = await twoKeys(s);
+      await withClients(s);
+      await s.oauth.approve(code(A), '2026-11-20T10:00:00.000Z');
+      await s.oauth.issue([token(A, 'at-1', 'access'), token(A, 'rt-1', 'refresh')]);
+      expect(await s.oauth.rotate('rt-1', 'client-b', '2026-11-20T10:10:00.000Z', [])).toBeUndefined();
+      expect(await s.oauth.rotate('rt-1', 'client-a', '2026-12-21T10:00:00.000Z', [])).toBeUndefined();
+      const r = await s.oauth.rotate('rt-1', 'client-a', '2026-11-20T10:10:00.000Z', [token(A, 'at-2', 'access'), token(A, 'rt-2', 'refresh')]);
+      expect(r).toMatchObject({ reused: false, old: { token_hash: 'rt-1', key_id: A, family: 'fam-1' } });
+      expect(await s.oauth.findToken('rt-1')).toMatchObject({ rotated_at: '2026-11-20T10:10:00.000Z' });
+      expect(await s.oauth.findToken('rt-2')).toMatchObject({ kind: 'refresh', rotated_at: null });
+      // Concurrent rotations of rt-2: one rotates, the others are reuses (and the family is gone).
+      const all = await Promise.all(Array.from({ length: 4 }, (_, i) => s.oauth.rotate('rt-2', 'client-a', '2026-11-20T10:20:00.000Z', [token(A, `at-3${i}`, 'access')])));
+      expect(all.filter((x) => x && !x.reused)).toHaveLength(1);
+      expect(all.filter((x) => x?.reused).length).toBeGreaterThan(0);
+      for (const h of ['at-1', 'at-2', 'rt-2', 'at-30', 'at-31', 'at-32', 'at-33']) expect(await s.oauth.findToken(h)).toBeUndefined();
+    });
+
+    it('revoke a token (a refresh token takes its family along), and a consent with its codes and tokens, scoped per key', async () => {
+      const s = await fresh();
+      const [A, B] = await twoKeys(s);
+      await withClients(s);
+      await s.oauth.approve(code(A), '2026-11-20T10:00:00.000Z');
+      clock.advance(1000);
+      await s.oauth.approve(code(A, { code_hash: 'code-2', family: 'fam-2', client_id: 'client-b', scopes: 'read' }), '2026-11-20T10:00:01.000Z');
+      await s.oauth.approve(code(B, { code_hash: 'code-3', family: 'fam-3' }), '2026-11-20T10:00:02.000Z');
+      await s.oauth.issue([token(A, 'at-1', 'access'), token(A, 'rt-1', 'refresh'), token(A, 'at-2', 'access', 'fam-2', 'client-b'), token(B, 'at-3', 'access', 'fam-3')]);
+      expect(await s.oauth.revokeToken('at-1', 'client-b')).toBe(false);
+      expect(await s.oauth.revokeToken('rt-1', 'client-a')).toBe(true);
+      expect(await s.oauth.findToken('at-1')).toBeUndefined();
+      // Renewed consent keeps its first date and takes the new scopes.
+      await s.oauth.approve(code(A, { code_hash: 'code-4', family: 'fam-4', scopes: 'read portfolio' }), '2026-11-20T10:30:00.000Z');
+      const grants = await s.oauth.grants(A);
+      expect(grants.map((g) => [g.client_id, g.scopes, g.created_at, g.updated_at])).toEqual([
+        ['client-a', 'read portfolio', '2026-11-20T10:00:00.000Z', '2026-11-20T10:30:00.000Z'],
+        ['client-b', 'read', '2026-11-20T10:00:01.000Z', '2026-11-20T10:00:01.000Z'],
+      ]);
+      expect(JSON.parse(grants[1].metadata).client_name).toBe('Agent client-b');
+      expect(await s.oauth.revokeGrant(A, 'client-b')).toBe(true);
+      expect(await s.oauth.revokeGrant(A, 'client-b')).toBe(false);
+      expect(await s.oauth.findToken('at-2')).toBeUndefined();
+      expect(await s.oauth.findCode('code-2')).toBeUndefined();
+      expect(await s.oauth.issue([token(A, 'at-5', 'access', 'fam-2', 'client-b')])).toBe(false);
+      // B's consent to the same client is untouched by A's revocations.
+      expect(await s.oauth.findToken('at-3')).toMatchObject({ key_id: B });
+      expect((await s.oauth.grants(B)).map((g) => g.client_id)).toEqual(['client-a']);
+    });
+
+    it('prune deletes the codes and tokens expired before the given time, and nothing else', async () => {
+      const s = await fresh();
+      const [A] = await twoKeys(s);
+      await withClients(s);
+      await s.oauth.approve(code(A), '2026-11-20T10:00:00.000Z');
+      await s.oauth.issue([token(A, 'at-1', 'access'), token(A, 'rt-1', 'refresh')]);
+      await s.oauth.prune('2026-11-20T10:05:00.000Z');
+      expect(await s.oauth.findCode('code-1')).toBeDefined();
+      await s.oauth.prune('2026-11-20T10:05:00.001Z');
+      expect(await s.oauth.findCode('code-1')).toBeUndefined();
+      expect(await s.oauth.findToken('at-1')).toBeDefined();
+      await s.oauth.prune('2026-11-20T11:00:00.001Z');
+      expect(await s.oauth.findToken('at-1')).toBeUndefined();
+      expect(await s.oauth.findToken('rt-1')).toBeDefined();
+      expect((await s.oauth.grants(A)).map((g) => g.client_id)).toEqual(['client-a']);
     });
   });
 

@@ -354,10 +354,35 @@
     });
   }
 
+  /**
+   * The clients the key holder authorized on remote MCP (OAuth), each revocable: its tokens stop at once.
+   * @param {string} key
+   */
+  async function renderAuthorizations(key) {
+    var r = await optional('/oauth/authorizations', key);
+    /** @type {any[]} */
+    var list = r.body ? r.body.authorizations : [];
+    byId('authorizations-note').textContent = r.error || (list.length ? 'Agents that call the tools on this key’s behalf (its credits and limits).' : 'No MCP client authorized.');
+    var body = /** @type {HTMLTableElement} */ (byId('authorization-list')).tBodies[0];
+    body.replaceChildren(...list.map(function (a) {
+      var revoke = h('button', { type: 'button', 'data-revoke': a.client_id }, 'Revoke');
+      revoke.addEventListener('click', async function () {
+        var res = await fetch('/oauth/authorizations/' + encodeURIComponent(a.client_id), { method: 'DELETE', headers: { 'X-API-Key': key } });
+        if (!res.ok) byId('authorizations-note').textContent = 'Revocation failed: HTTP ' + res.status;
+        await renderAuthorizations(key);
+      });
+      var redirect = (a.redirect_uris || []).map(function (/** @type {string} */ u) { try { return new URL(u).host; } catch (e) { return u; } }).join(', ');
+      return h('tr', { 'data-client-id': a.client_id },
+        h('td', null, (a.client_name || a.client_id) + (redirect ? ' (' + redirect + ')' : '')), h('td', null, a.scopes.join(', ')),
+        h('td', null, String(a.authorized_at).slice(0, 16).replace('T', ' ')), h('td', null, revoke));
+    }));
+    byId('authorizations').hidden = false;
+  }
+
   // ---- The signed-in key's figures --------------------------------------------------------------------------------
 
   function hideSections() {
-    ['account', 'usage', 'portfolio', 'alerts', 'recent', 'key-actions', 'roll-result'].forEach(function (id) { byId(id).hidden = true; });
+    ['account', 'usage', 'portfolio', 'alerts', 'authorizations', 'recent', 'key-actions', 'roll-result'].forEach(function (id) { byId(id).hidden = true; });
   }
 
   /** @param {string} key */
@@ -372,7 +397,7 @@
       renderAccount(acc);
       renderUsage(more[0]);
       renderRequests(more[1]);
-      await Promise.all([renderPortfolio(key), renderAlerts(key, acc.key.plan)]);
+      await Promise.all([renderPortfolio(key), renderAlerts(key, acc.key.plan), renderAuthorizations(key)]);
       renderKeyActions(acc, key);
       sessionStorage.setItem(STORAGE, key);
       status.textContent = 'Figures of ' + acc.key.prefix + '…, as of ' + new Date().toISOString().slice(0, 19).replace('T', ' ') + ' UTC.';

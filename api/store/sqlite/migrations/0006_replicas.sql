@@ -1,0 +1,2 @@
+-- PostgreSQL's 0006 makes the replicas' tables (heartbeat leases, once-per-service jobs). The SQLite engine serves one
+-- machine and needs none: this version is empty, so that a version number means the same change on both engines.
