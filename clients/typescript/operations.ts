@@ -46,6 +46,9 @@ export const OPERATIONS = {
   putAlertsById: { method: 'put', path: '/v1/alerts/{id}' },
   deleteAlertsById: { method: 'delete', path: '/v1/alerts/{id}' },
   getAlertsByIdDeliveries: { method: 'get', path: '/v1/alerts/{id}/deliveries' },
+  postAccountRoll: { method: 'post', path: '/v1/account/roll' },
+  postAccountRevoke: { method: 'post', path: '/v1/account/revoke' },
+  postAccountFreeKey: { method: 'post', path: '/v1/account/free-key' },
   getHealth: { method: 'get', path: '/health' },
   getOpenApiDocument: { method: 'get', path: '/v1/openapi.json' },
 } as const;
@@ -113,5 +116,11 @@ export type AlertUpdate = components['schemas']['AlertUpdate'];
 export type DeleteAlertsByIdResponse = components['schemas']['DeleteAlertsByIdResponse'];
 export type GetAlertsByIdDeliveriesResponse = components['schemas']['GetAlertsByIdDeliveriesResponse'];
 export type AlertDelivery = components['schemas']['AlertDelivery'];
+export type PostAccountRollResponse = components['schemas']['PostAccountRollResponse'];
+export type AccountRollRequest = components['schemas']['AccountRollRequest'];
+export type PostAccountRevokeResponse = components['schemas']['PostAccountRevokeResponse'];
+export type AccountRevokeRequest = components['schemas']['AccountRevokeRequest'];
+export type PostAccountFreeKeyResponse = components['schemas']['PostAccountFreeKeyResponse'];
+export type AccountFreeKeyRequest = components['schemas']['AccountFreeKeyRequest'];
 export type Health = components['schemas']['Health'];
 export type OpenApiDocument = components['schemas']['OpenApiDocument'];

@@ -648,7 +648,7 @@ export interface paths {
          * The calling key: plan, credits left and reset date
          * @description **0 credits**.
          *
-         *     Read-only; keys are created, revoked and topped up by the operator.
+         *     Its secret is rolled with `POST /v1/account/roll` and the key revoked with `POST /v1/account/revoke`; the operator creates keys of any plan and tops them up.
          */
         get: operations["getAccount"];
         put?: never;
@@ -837,6 +837,70 @@ export interface paths {
         get: operations["getAlertsByIdDeliveries"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/account/roll": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Roll the calling key: a new secret, the same key
+         * @description **0 credits**.
+         *
+         *     Gives the key a new secret, returned once. The key keeps its id, plan, credits, portfolio, alerts and request log. The secret it replaces keeps working for `grace_period_seconds` (0: it stops at once; at most 604800, 7 days), as `key.previous_secret` shows; a secret replaced by an earlier roll stops at once.
+         */
+        post: operations["postAccountRoll"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/account/revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Revoke the calling key, for good
+         * @description **0 credits**.
+         *
+         *     Every secret of the key stops at once (`401 inactive_key` after this answer); its portfolio and alerts stay, unreachable, and its alerts are no longer delivered. The body repeats the key’s id as a confirmation. There is no undo.
+         */
+        post: operations["postAccountRevoke"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/account/free-key": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A Free-plan key for a visitor, without an operator
+         * @description **No key, 0 credits.** Creates a Free-plan key (100 credits a month) and returns its secret once. The body is JSON (`{}` will do). Each client address (an IPv4 address, or an IPv6 /64) may receive a few per UTC day (the operator sets how many); past it `429 free_key_limit_reached` with `Retry-After` (seconds to the next UTC day).
+         */
+        post: operations["postAccountFreeKey"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2137,13 +2201,20 @@ export interface components {
         };
         GetAccountResponse: {
             key: {
+                /** @description The key’s id: it stays the same when the key is rolled. */
                 id: string;
-                /** @description The first characters of the key, to tell keys apart (never the key). */
+                /** @description The first characters of the key’s current secret, to tell keys apart (never the secret). */
                 prefix: string;
                 label: string;
                 /** @enum {string} */
                 plan: "Free" | "Indie" | "Agent" | "Scale" | "Enterprise";
                 created_at: string;
+                /** @description The secret the last roll replaced, while it still works (its grace period); null otherwise. */
+                previous_secret: {
+                    prefix: string;
+                    /** @description When the replaced secret stops working (ISO 8601, UTC). */
+                    expires_at: string;
+                } | null;
             };
             credits: {
                 /** @description What the key can spend now: this month’s allotment left plus top-ups. */
@@ -2353,7 +2424,7 @@ export interface components {
             surface_min: number | null;
             surface_max: number | null;
             is_active: boolean;
-            /** @description Why the service deactivated the alert (its receiver answered 410 Gone); null otherwise. */
+            /** @description Why the service deactivated the alert: its receiver answered 410 Gone, or its key was revoked (key_revoked); null otherwise. */
             deactivated_reason: string | null;
             created_at: string;
             updated_at: string;
@@ -2477,6 +2548,89 @@ export interface components {
             next_attempt_at: string | null;
             last_attempt_at: string | null;
             created_at: string;
+        };
+        PostAccountRollResponse: {
+            key: {
+                /** @description The key’s id: it stays the same when the key is rolled. */
+                id: string;
+                /** @description The first characters of the key’s current secret, to tell keys apart (never the secret). */
+                prefix: string;
+                label: string;
+                /** @enum {string} */
+                plan: "Free" | "Indie" | "Agent" | "Scale" | "Enterprise";
+                created_at: string;
+                /** @description The secret the last roll replaced, while it still works (its grace period); null otherwise. */
+                previous_secret: {
+                    prefix: string;
+                    /** @description When the replaced secret stops working (ISO 8601, UTC). */
+                    expires_at: string;
+                } | null;
+            };
+            /** @description The new secret, in clear: shown this once (only its SHA-256 is kept). Send it as `X-API-Key`. */
+            api_key: string;
+        };
+        AccountRollRequest: {
+            /**
+             * @description How long the replaced secret keeps working, in seconds (0 to 604800).
+             * @example 86400
+             */
+            grace_period_seconds: number;
+        };
+        PostAccountRevokeResponse: {
+            key: {
+                /** @description The key’s id: it stays the same when the key is rolled. */
+                id: string;
+                /** @description The first characters of the key’s current secret, to tell keys apart (never the secret). */
+                prefix: string;
+                label: string;
+                /** @enum {string} */
+                plan: "Free" | "Indie" | "Agent" | "Scale" | "Enterprise";
+                created_at: string;
+                /** @description false: the key is revoked. */
+                is_active: boolean;
+                /** @description When it was revoked (ISO 8601, UTC). */
+                revoked_at: string;
+            };
+        };
+        AccountRevokeRequest: {
+            /**
+             * @description The id of the calling key (`GET /v1/account`), as a confirmation.
+             * @example key_3kT9wQz1LmN8pR2x
+             */
+            key_id: string;
+        };
+        PostAccountFreeKeyResponse: {
+            key: {
+                /** @description The key’s id: it stays the same when the key is rolled. */
+                id: string;
+                /** @description The first characters of the key’s current secret, to tell keys apart (never the secret). */
+                prefix: string;
+                label: string;
+                /** @enum {string} */
+                plan: "Free" | "Indie" | "Agent" | "Scale" | "Enterprise";
+                created_at: string;
+                /** @description The secret the last roll replaced, while it still works (its grace period); null otherwise. */
+                previous_secret: {
+                    prefix: string;
+                    /** @description When the replaced secret stops working (ISO 8601, UTC). */
+                    expires_at: string;
+                } | null;
+            };
+            /** @description The new secret, in clear: shown this once (only its SHA-256 is kept). Send it as `X-API-Key`. */
+            api_key: string;
+            credits: {
+                remaining: number;
+                monthly_allotment: number;
+                /** Format: date */
+                resets_on: string;
+            };
+        };
+        AccountFreeKeyRequest: {
+            /**
+             * @description A name for the key, for you (at most 100 characters).
+             * @example my laptop
+             */
+            label?: string;
         };
         Health: {
             /**
@@ -7685,6 +7839,274 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postAccountRoll: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AccountRollRequest"];
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PostAccountRollResponse"];
+                };
+            };
+            /** @description Error: invalid_params, invalid_request. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: missing_bearer_token, unknown_key, inactive_key, inactive_key. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: insufficient_credits. */
+            402: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: rate_limited. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: request_too_large. */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: query_failed. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: at_capacity, service_unavailable. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postAccountRevoke: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AccountRevokeRequest"];
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PostAccountRevokeResponse"];
+                };
+            };
+            /** @description Error: invalid_params, invalid_request. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: missing_bearer_token, unknown_key, inactive_key. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: insufficient_credits. */
+            402: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: rate_limited. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: request_too_large. */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: query_failed. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: at_capacity, service_unavailable. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postAccountFreeKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AccountFreeKeyRequest"];
+            };
+        };
+        responses: {
+            /** @description The key, created. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PostAccountFreeKeyResponse"];
+                };
+            };
+            /** @description Error: invalid_params, invalid_request. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: free_key_limit_reached. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };

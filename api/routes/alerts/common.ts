@@ -127,7 +127,7 @@ export const alertSchema = z
     surface_min: z.number().nullable().openapi({ description: 'm², compared with surface_reelle_bati.' }),
     surface_max: z.number().nullable(),
     is_active: z.boolean(),
-    deactivated_reason: z.string().nullable().openapi({ description: 'Why the service deactivated the alert (its receiver answered 410 Gone); null otherwise.' }),
+    deactivated_reason: z.string().nullable().openapi({ description: 'Why the service deactivated the alert: its receiver answered 410 Gone, or its key was revoked (key_revoked); null otherwise.' }),
     created_at: z.string(),
     updated_at: z.string(),
   })
