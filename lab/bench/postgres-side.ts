@@ -242,10 +242,11 @@ function postgresCpuSeconds(postmaster: number): number {
 /**
  * `connections` clients, each running the next query of `queries` (one shared cursor: no query twice until the list
  * is exhausted) as a prepared statement per zone kind, back to back for `durationSeconds`. Latencies in ms, measured
- * from the client's send to its answer; cpuSeconds is PostgreSQL's (all its processes), when /proc is there.
+ * from the client's send to its answer; cpuSeconds is PostgreSQL's (all its processes), when /proc is there, and
+ * clientCpuSeconds this process's (the pg clients', on the same cores).
  */
 export async function runPostgresMix(opts: { url: string; queries: MixQuery[]; connections: number; durationSeconds: number }): Promise<{
-  queries: number; qps: number; p50: number; p99: number; cpuSeconds?: number; repeats: number;
+  queries: number; qps: number; p50: number; p99: number; cpuSeconds?: number; clientCpuSeconds: number; repeats: number;
 }> {
   if (!opts.queries.length) throw new Error('runPostgresMix: no queries');
   const clients = Array.from({ length: opts.connections }, () => new pg.Client({ connectionString: opts.url }));
@@ -255,6 +256,7 @@ export async function runPostgresMix(opts: { url: string; queries: MixQuery[]; c
     const latencies: number[] = [];
     let next = 0;
     const cpu0 = postmaster ? postgresCpuSeconds(postmaster) : undefined;
+    const self0 = process.cpuUsage();
     const t0 = performance.now();
     const end = t0 + opts.durationSeconds * 1000;
     await Promise.all(clients.map(async (c) => {
@@ -267,6 +269,7 @@ export async function runPostgresMix(opts: { url: string; queries: MixQuery[]; c
       }
     }));
     const seconds = (performance.now() - t0) / 1000;
+    const self = process.cpuUsage(self0);
     const cpuSeconds = postmaster && cpu0 !== undefined ? postgresCpuSeconds(postmaster) - cpu0 : undefined;
     const sorted = Float64Array.from(latencies).sort();
     return {
@@ -275,6 +278,7 @@ export async function runPostgresMix(opts: { url: string; queries: MixQuery[]; c
       p50: percentile(sorted, 50) ?? 0,
       p99: percentile(sorted, 99) ?? 0,
       ...(cpuSeconds !== undefined ? { cpuSeconds } : {}),
+      clientCpuSeconds: (self.user + self.system) / 1e6,
       repeats: Math.max(0, next - opts.queries.length),
     };
   } finally {
@@ -325,10 +329,10 @@ async function main(): Promise<void> {
   const cpu = os.cpus();
   console.log(`\nPostgreSQL side by side: ${fmt(pgSide.rows)} sales of ${path.basename(servingFile)}, ${duration} s per run`);
   console.log(`machine: ${cpu.length} × ${cpu[0]?.model ?? '?'}, ${fmt(os.totalmem() / 2 ** 30)} GiB, load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
-  const head = ['mix', 'connections', 'queries/s', 'p50 ms', 'p99 ms', 'PG cores', 'queries'];
+  const head = ['mix', 'connections', 'queries/s', 'p50 ms', 'p99 ms', 'PG cores', 'client cores', 'queries'];
   const table = rows.map(({ kind, connections: c, r }) => [
     kind === 'code_postal' ? 'postal code' : 'département', String(c), fmt(r.qps), fmt(r.p50, 2), fmt(r.p99, 2),
-    r.cpuSeconds === undefined ? '–' : fmt(r.cpuSeconds / duration, 2), fmt(r.queries) + (r.repeats ? ` (${fmt(r.repeats)} repeated)` : ''),
+    r.cpuSeconds === undefined ? '–' : fmt(r.cpuSeconds / duration, 2), fmt(r.clientCpuSeconds / duration, 2), fmt(r.queries) + (r.repeats ? ` (${fmt(r.repeats)} repeated)` : ''),
   ]);
   const widths = head.map((h, i) => Math.max(h.length, ...table.map((t) => t[i].length)));
   for (const line of [head, widths.map((w) => '-'.repeat(w)), ...table]) console.log(line.map((v, i) => (i < 1 ? v.padEnd(widths[i]) : v.padStart(widths[i]))).join('  '));
