@@ -28,6 +28,7 @@ const BENCHES: Record<string, Program> = {
   replicas: { file: 'bench/replicas.ts', what: 'cached stats/market and /health through 1, 2, 3 replicas on PostgreSQL and one on SQLite: the shared state\'s cost per request', json: true },
   'state-postgres': { file: 'bench/state-postgres.ts', what: 'the PostgreSQL state\'s cost per API request (key lookup, rate-limit hit, charge)' },
   'bdnb-staging': { file: 'bench/bdnb-staging.ts', what: 'the BDNB staging cost per step on one synthetic département' },
+  'postgres-side': { file: 'bench/postgres-side.ts', what: 'the stats/market query mix (postal codes, départements) on the same sales in a local, indexed PostgreSQL' },
 };
 
 const PROGRAMS: Record<string, Program> = {

@@ -1,6 +1,7 @@
 // A throwaway PostgreSQL server for the tests that need one: its own data folder, a random loopback port, fsync off,
-// removed on stop. It uses the machine's PostgreSQL server binaries (Debian's postgresql package; PG_BIN_DIR to
-// point elsewhere). PostgreSQL refuses to run as root, so under root (CI) the server runs as an unprivileged user.
+// removed on stop (with `dir`: a cluster kept in that folder across runs, for benchmarks that load their data once).
+// It uses the machine's PostgreSQL server binaries (Debian's postgresql package; PG_BIN_DIR to point elsewhere).
+// PostgreSQL refuses to run as root, so under root (CI) the server runs as an unprivileged user.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -12,6 +13,8 @@ export interface TestPostgres {
   /** A fresh, empty database on the same server. */
   database(name: string): Promise<string>;
   stop(): Promise<void>;
+  /** The postmaster's process id (its backends are its children). */
+  pid: number;
 }
 
 export function postgresBinDir(): string {
@@ -38,23 +41,32 @@ function serverAccount(): { uid: number; gid: number } | null {
   throw new Error('running as root and no unprivileged account (postgres, nobody) to run PostgreSQL as');
 }
 
-/** `durable`: fsync, synchronous_commit and full-page writes as in production (measurements), instead of off. */
-export async function startPostgres(opts: { durable?: boolean } = {}): Promise<TestPostgres> {
+/**
+ * `durable`: fsync, synchronous_commit and full-page writes as in production (measurements), instead of off.
+ * `dir`: the cluster lives in that folder (created on first use, its databases kept, never removed); the server's
+ * account must be able to enter its parents. `settings`: more server settings (`-c name=value`).
+ */
+export async function startPostgres(opts: { durable?: boolean; dir?: string; settings?: Record<string, string> } = {}): Promise<TestPostgres> {
   const bin = postgresBinDir();
   const account = serverAccount();
   // Under /tmp itself (not the test run's private TMPDIR, which the server's account cannot enter).
-  const root = fs.mkdtempSync(path.join('/tmp', 'foncier-pg-'));
+  const root = opts.dir ? path.resolve(opts.dir) : fs.mkdtempSync(path.join('/tmp', 'foncier-pg-'));
   const dataDir = path.join(root, 'data');
+  fs.mkdirSync(root, { recursive: true });
   fs.chmodSync(root, 0o755);
   if (account) fs.chownSync(root, account.uid, account.gid);
-  execFileSync(path.join(bin, 'initdb'), ['-D', dataDir, '-U', 'foncier', '--auth=trust', '-E', 'UTF8', '--no-sync', '--locale=C'], {
-    stdio: 'pipe', ...account,
-  });
+  if (!fs.existsSync(path.join(dataDir, 'PG_VERSION'))) {
+    fs.rmSync(dataDir, { recursive: true, force: true }); // an interrupted initdb
+    execFileSync(path.join(bin, 'initdb'), ['-D', dataDir, '-U', 'foncier', '--auth=trust', '-E', 'UTF8', '--no-sync', '--locale=C'], {
+      stdio: 'pipe', ...account,
+    });
+  }
 
   const port = await freePort();
   const child: ChildProcess = spawn(path.join(bin, 'postgres'), [
     '-D', dataDir, '-p', String(port), '-k', root, '-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200',
     ...(opts.durable ? [] : ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off']),
+    ...Object.entries(opts.settings ?? {}).flatMap(([name, value]) => ['-c', `${name}=${value}`]),
   ], { stdio: ['ignore', 'ignore', 'pipe'], ...account });
   let log = '';
   child.stderr!.on('data', (d: Buffer) => { log += d.toString(); });
@@ -73,19 +85,22 @@ export async function startPostgres(opts: { durable?: boolean } = {}): Promise<T
   }
 
   const urlOf = (db: string) => `postgres://foncier@127.0.0.1:${port}/${db}`;
+  const psql = (sql: string) => execFileSync(path.join(bin, 'psql'), ['-h', '127.0.0.1', '-p', String(port), '-U', 'foncier', '-d', 'postgres', '-v', 'ON_ERROR_STOP=1', '-qtA', '-c', sql], { encoding: 'utf8', stdio: 'pipe' });
   const database = async (name: string) => {
-    execFileSync(path.join(bin, 'psql'), ['-h', '127.0.0.1', '-p', String(port), '-U', 'foncier', '-d', 'postgres', '-v', 'ON_ERROR_STOP=1', '-q', '-c', `CREATE DATABASE "${name}"`], { stdio: 'pipe' });
+    // A kept cluster already has the databases of its earlier runs.
+    if (!opts.dir || psql(`SELECT 1 FROM pg_database WHERE datname = '${name.replace(/'/g, "''")}'`).trim() !== '1') psql(`CREATE DATABASE "${name}"`);
     return urlOf(name);
   };
   return {
     url: await database('foncier_test'),
     database,
+    pid: child.pid!,
     async stop() {
       child.kill('SIGINT'); // fast shutdown: disconnects the clients
       const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
       await exited;
       clearTimeout(timer);
-      fs.rmSync(root, { recursive: true, force: true });
+      if (!opts.dir) fs.rmSync(root, { recursive: true, force: true });
     },
   };
 }
