@@ -8,6 +8,7 @@
 //   /health at 8 connections; stats/market by postal code uncached at 1, 8, 32 and 128 connections (the last two:
 //   clients that ignore Retry-After, the overload case) and cached at 8; the département aggregates (stats/market,
 //   stats/trends, heatmap, market-overview) at 8; a transactions page of 50 at 1; then the memory of the server.
+// Then the same stats/market mix side by side with a tuned PostgreSQL over the same sales (`--no-postgres`: skipped).
 // `--env` passes variables to the server (SALES_MEMORY_INDEX=off measures the DuckDB path; DATABASE_URL a PostgreSQL
 // state).
 import fs from 'node:fs';
@@ -18,12 +19,13 @@ import { DEFAULT_DATA_DIR, DEFAULT_SALES, readStamp, type Stamp } from '../franc
 import { count, positive } from '../args';
 import { CASES, type BenchCase } from './cases';
 import { createKeys, drain, ensureData, fmt, load, readDims, sent, serverMemory, startServer, stopServer, uncachedQueries, urlOf, type RunResult, type Server } from './http-load';
+import { mixQueries, preparePostgres, runPostgresMix, type MixKind } from './postgres-side';
 
-interface Args { sales: number; dataDir: string; duration: number; keys: number; env: Record<string, string>; json?: string }
+interface Args { sales: number; dataDir: string; duration: number; keys: number; env: Record<string, string>; postgres: boolean; json?: string }
 
 function options(argv: string[]): Args {
   const text = { type: 'string' } as const;
-  const { values } = parseArgs({ args: argv, options: { sales: text, 'data-dir': text, duration: text, keys: text, env: text, json: text } });
+  const { values } = parseArgs({ args: argv, options: { sales: text, 'data-dir': text, duration: text, keys: text, env: text, json: text, 'no-postgres': { type: 'boolean' } } });
   const env: Record<string, string> = {};
   for (const pair of values.env ? values.env.split(',') : []) {
     const i = pair.indexOf('=');
@@ -36,6 +38,7 @@ function options(argv: string[]): Args {
     duration: positive(values.duration, 'duration', 10),
     keys: count(values.keys, 'keys', 10_000),
     env,
+    postgres: !values['no-postgres'],
     json: values.json,
   };
 }
@@ -114,6 +117,51 @@ const TARGETS: Target[] = [
   },
 ];
 
+interface SideBySide {
+  kind: MixKind;
+  connections: number;
+  api: { rps: number; p50: number | null; p99: number | null; non2xx: number };
+  postgres: { qps: number; p50: number; p99: number };
+}
+
+/**
+ * The same stats/market mix (random postal codes or départements, types and windows: postgres-side.ts) answered by the
+ * API over HTTP and by PostgreSQL over the same `ventes` with its best indexes (loaded once into <data-dir>/
+ * postgres-side), at 1 and 8 connections, one after the other on the same machine.
+ */
+async function againstPostgres(server: Server, a: Args, servingFile: string, dims: Awaited<ReturnType<typeof readDims>>, key: () => string): Promise<SideBySide[]> {
+  console.log('\nSide by side with PostgreSQL (lab/bench/postgres-side.ts): loading or reusing its copy of ventes…');
+  const pgServer = await preparePostgres({ servingFile, dataDir: a.dataDir, log: (l) => console.log(`  ${l}`) });
+  const out: SideBySide[] = [];
+  try {
+    console.log(`  PostgreSQL ready: ${fmt(pgServer.rows)} sales${pgServer.reused ? ' (reused)' : `, loaded and indexed in ${fmt(pgServer.loadSeconds)} s`}`);
+    for (const kind of ['code_postal', 'code_departement'] as const) {
+      const queries = mixQueries(kind === 'code_postal' ? dims.postal : dims.departements, kind, 200_000, kind === 'code_postal' ? 1 : 2);
+      let i = 0;
+      const nextUrl = () => {
+        for (;;) {
+          const q = queries[i++ % queries.length];
+          const url = urlOf('/v1/stats/market', { ...(q.code_postal ? { code_postal: q.code_postal } : { code_departement: q.code_departement! }), type_local: q.type_local ?? '', date_debut: q.date_debut, date_fin: q.date_fin });
+          if (!sent.has(url) || i > 4 * queries.length) {
+            sent.add(url);
+            return url;
+          }
+        }
+      };
+      for (const connections of [1, 8]) {
+        await drain(server);
+        const api = await load(server, { connections, duration: a.duration, next: nextUrl, key });
+        const pgRun = await runPostgresMix({ url: pgServer.url, queries, connections, durationSeconds: a.duration });
+        out.push({ kind, connections, api: { rps: api.rps, p50: api.p50, p99: api.p99, non2xx: api.non2xx }, postgres: { qps: pgRun.qps, p50: pgRun.p50, p99: pgRun.p99 } });
+        console.log(`  ${kind.padEnd(16)} ${String(connections).padStart(2)} conn: API ${fmt(api.rps).padStart(6)} req/s p50 ${fmt(api.p50, 2)} ms p99 ${fmt(api.p99, 1)} ms | PostgreSQL ${fmt(pgRun.qps).padStart(6)} q/s p50 ${fmt(pgRun.p50, 2)} ms p99 ${fmt(pgRun.p99, 1)} ms | ×${fmt(api.rps / pgRun.qps, 1)}`);
+      }
+    }
+  } finally {
+    await pgServer.stop();
+  }
+  return out;
+}
+
 async function main() {
   const a = options(process.argv.slice(2));
   const started = Date.now();
@@ -144,6 +192,7 @@ async function main() {
   console.log(`\n${line(head)}\n${widths.map((w) => '-'.repeat(w)).join(' ')}`);
   const generators = new Map<string, () => string>();
   let memory: ReturnType<typeof serverMemory>;
+  let sideBySide: SideBySide[] = [];
   try {
     for (const run of RUNS) {
       let next: () => string;
@@ -177,6 +226,7 @@ async function main() {
       ]));
     }
     memory = serverMemory(server.child.pid);
+    if (a.postgres) sideBySide = await againstPostgres(server, a, stamp.marts.servingFile, dims, nextKey);
   } finally {
     await stopServer(server);
   }
@@ -186,10 +236,22 @@ async function main() {
   console.log(`\nTargets (${machine.cpus} cores, France-scale dataset):`);
   const rows = TARGETS.map((t) => ({ what: t.what, result: t.check(measured) }));
   if (memory) rows.push({ what: 'server memory: RSS < 4 GB', result: { value: `${fmt(memory.rss / 2 ** 30, 2)} GiB (peak ${fmt(memory.peak / 2 ** 30, 2)} GiB)`, met: memory.peak < 4e9 } });
+  for (const c of [1, 8]) {
+    for (const kind of ['code_postal', 'code_departement'] as const) {
+      const r = sideBySide.find((x) => x.kind === kind && x.connections === c);
+      if (!r) continue;
+      const ratio = r.api.rps / r.postgres.qps;
+      const goal = kind === 'code_departement' ? 5 : 1;
+      rows.push({
+        what: `same ${kind === 'code_postal' ? 'postal-code' : 'département'} medians as a tuned PostgreSQL, ${c} connection${c > 1 ? 's' : ''}: ${goal === 1 ? 'ahead' : '≥ 5×'}`,
+        result: { value: `API ${fmt(r.api.rps)} req/s (p50 ${fmt(r.api.p50, 2)} ms) vs PostgreSQL ${fmt(r.postgres.qps)} queries/s (p50 ${fmt(r.postgres.p50, 2)} ms): ×${fmt(ratio, 1)}`, met: ratio >= goal },
+      });
+    }
+  }
   for (const r of rows) console.log(`  ${r.result ? (r.result.met ? 'met    ' : 'NOT MET') : 'not run'}  ${r.what}: ${r.result?.value ?? '–'}`);
   console.log(`Bench done in ${fmt((Date.now() - started) / 1000, 0)} s.`);
   if (a.json) {
-    fs.writeFileSync(a.json, JSON.stringify({ date: new Date().toISOString(), machine, dataset: { sales: stamp.marts.sales, servingFile: path.basename(stamp.marts.servingFile) }, env: Object.keys(a.env), duration: a.duration, runs: measured, targets: rows, memory }, null, 2));
+    fs.writeFileSync(a.json, JSON.stringify({ date: new Date().toISOString(), machine, dataset: { sales: stamp.marts.sales, servingFile: path.basename(stamp.marts.servingFile) }, env: Object.keys(a.env), duration: a.duration, runs: measured, targets: rows, memory, sideBySide }, null, 2));
   }
 }
 
