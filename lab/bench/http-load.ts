@@ -78,7 +78,8 @@ export async function startServer(dataDir: string, extraEnv: Record<string, stri
   let dead = false;
   void exited.then(() => (dead = true));
   const base = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 120_000;
+  // Up to 5 minutes: at France scale the in-memory sales index loads before the server answers.
+  const deadline = Date.now() + 300_000;
   while (Date.now() < deadline) {
     if (dead) throw new Error(`the server exited before answering /health:\n${fs.readFileSync(logFile, 'utf8').slice(-3000)}`);
     try {
@@ -90,7 +91,7 @@ export async function startServer(dataDir: string, extraEnv: Record<string, stri
     await new Promise((r) => setTimeout(r, 250));
   }
   stopServer({ child, base, logFile, exited });
-  throw new Error(`the server did not answer /health within 120 s (log: ${logFile})`);
+  throw new Error(`the server did not answer /health within 300 s (log: ${logFile})`);
 }
 
 export function stopServer(s: Server): Promise<unknown> {
