@@ -87,10 +87,7 @@ export function createApp(ctx: AppContext): Express {
     next();
   });
   app.use(recordRequests(ctx, (route) => route === MCP_PATH));
-  // Bodies are read for the methods that carry one: a GET's body has no meaning here, and skipping the parser saves
-  // every GET a middleware turn.
-  const json = express.json({ limit: '100kb' });
-  app.use((req: Request, res: Response, next: NextFunction) => (req.method === 'GET' || req.method === 'HEAD' ? next() : json(req, res, next)));
+  app.use(express.json({ limit: '100kb' }));
 
   // For load balancers: no key, no credits; 503 until a serving database is loaded. The file's name and vintage only:
   // its absolute path would tell anyone the server's layout.
