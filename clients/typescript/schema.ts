@@ -2569,6 +2569,11 @@ export interface components {
             /** @description The new secret, in clear: shown this once (only its SHA-256 is kept). Send it as `X-API-Key`. */
             api_key: string;
         };
+        /**
+         * @example {
+         *       "grace_period_seconds": 86400
+         *     }
+         */
         AccountRollRequest: {
             /**
              * @description How long the replaced secret keeps working, in seconds (0 to 604800).
@@ -2592,6 +2597,11 @@ export interface components {
                 revoked_at: string;
             };
         };
+        /**
+         * @example {
+         *       "key_id": "key_3kT9wQz1LmN8pR2x"
+         *     }
+         */
         AccountRevokeRequest: {
             /**
              * @description The id of the calling key (`GET /v1/account`), as a confirmation.
@@ -2625,6 +2635,11 @@ export interface components {
                 resets_on: string;
             };
         };
+        /**
+         * @example {
+         *       "label": "my laptop"
+         *     }
+         */
         AccountFreeKeyRequest: {
             /**
              * @description A name for the key, for you (at most 100 characters).

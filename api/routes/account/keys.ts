@@ -38,7 +38,7 @@ export const rollKey = defineEndpoint({
         .openapi({ description: 'How long the replaced secret keeps working, in seconds (0 to 604800).', example: 86_400 }),
     })
     .strict()
-    .openapi('AccountRollRequest'),
+    .openapi('AccountRollRequest', { example: { grace_period_seconds: 86_400 } }),
   response: z.object({ key: keySchema, api_key: secretSchema }),
   credits: 0,
   usesDatabase: false,
@@ -68,7 +68,7 @@ export const revokeKey = defineEndpoint({
   body: z
     .object({ key_id: z.string().max(100).openapi({ description: 'The id of the calling key (`GET /v1/account`), as a confirmation.', example: 'key_3kT9wQz1LmN8pR2x' }) })
     .strict()
-    .openapi('AccountRevokeRequest'),
+    .openapi('AccountRevokeRequest', { example: { key_id: 'key_3kT9wQz1LmN8pR2x' } }),
   response: z.object({
     key: keySchema.omit({ previous_secret: true }).extend({
       is_active: z.boolean().openapi({ description: 'false: the key is revoked.' }),
@@ -97,7 +97,7 @@ export const FREE_KEY_PATH = '/v1/account/free-key';
 const freeKeyBody = z
   .object({ label: z.string().max(100).optional().openapi({ description: 'A name for the key, for you (at most 100 characters).', example: 'my laptop' }) })
   .strict()
-  .openapi('AccountFreeKeyRequest');
+  .openapi('AccountFreeKeyRequest', { example: { label: 'my laptop' } });
 
 const freeKeyResponse = z
   .object({
