@@ -17,13 +17,12 @@
 // 5. Prints the table, the targets and whether they are met, and the CPU used by the server and by the load
 //    generator (both share the machine's cores).
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { DEFAULT_DATA_DIR, DEFAULT_SALES, readStamp, type Stamp } from '../france-data/build';
+import { DEFAULT_DATA_DIR, DEFAULT_SALES } from '../france-data/build';
 import { count, positive } from '../args';
 import { CASES, type BenchCase, type Targets } from './cases';
-import { createKeys, drain, ensureData, fmt, load, readDims, sent, startServer, stopServer, uncachedQueries, urlOf, type RunResult } from './http-load';
+import { benchDataset, createKeys, drain, fmt, load, sent, startServer, stopServer, uncachedQueries, urlOf, type RunResult } from './http-load';
 
 interface Args { sales: number; dataDir: string; duration: number; connections: number[]; keys: number; only: string[]; json?: string; rebuild?: string; warmup: number }
 
@@ -57,23 +56,7 @@ const uncachedMet = (t: Targets, r: { p50: number | null; p99: number | null }) 
 async function main() {
   const a = options(process.argv.slice(2));
   const started = Date.now();
-  await ensureData(a);
-  const stamp = readStamp(a.dataDir) as Stamp;
-  if (!stamp?.marts) throw new Error(`no bench stamp in ${a.dataDir}`);
-  const dims = await readDims(stamp.marts.servingFile);
-
-  const cpus = os.cpus();
-  const machine = {
-    cpus: cpus.length, model: cpus[0]?.model.trim() ?? '?', memGiB: os.totalmem() / 2 ** 30, node: process.version,
-    os: `${os.platform()} ${os.release()}`, loadavg: os.loadavg(),
-  };
-  const dataset = {
-    sales: stamp.marts.sales, years: stamp.params.years, lakeLines: stamp.lake?.linesKept ?? 0,
-    servingFile: path.basename(stamp.marts.servingFile), servingMiB: stamp.marts.servingBytes / 2 ** 20,
-  };
-  console.log(`\nMachine: ${machine.cpus} CPUs (${machine.model}), ${fmt(machine.memGiB, 1)} GiB RAM, Node ${machine.node}, ${machine.os}; `
-    + `load average ${machine.loadavg.map((l) => l.toFixed(2)).join(' ')} (shared machine: the load generator and the server share these cores)`);
-  console.log(`Dataset: ${fmt(dataset.sales)} sales (${dataset.years[0]}–${dataset.years.at(-1)}), ${fmt(dataset.lakeLines)} DVF lines; serving file ${dataset.servingFile}, ${fmt(dataset.servingMiB)} MiB`);
+  const { dims, machine, dataset } = await benchDataset(a);
   const medianCount = dims.postalCounts[Math.floor(dims.postalCounts.length / 2)] ?? 0;
   console.log(`Uncached queries: ${dims.postal.length} busiest postal codes (${fmt(dims.postalCounts.at(-1) ?? 0)}–${fmt(dims.postalCounts[0] ?? 0)} sales each, median ${fmt(medianCount)}), `
     + `${dims.departements.length} départements; fixed queries: ${Object.entries(dims.fixedCounts).map(([k, n]) => `${k} ${fmt(n)} sales`).join(', ')}`);

@@ -4,6 +4,7 @@
 // process group, of the load generator and of the rest of the machine).
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
@@ -11,6 +12,7 @@ import { repoRoot } from '../../lib/config';
 import { all, DuckDBInstance } from '../../lib/duck';
 import { openStore } from '../../api/store';
 import { freePort } from '../../lib/net';
+import { readStamp, type Stamp } from '../france-data/build';
 import { datasetDims, expandQuery, type BenchCase, type Dims } from './cases';
 
 export const urlOf = (p: string, q: Record<string, string>) => {
@@ -292,4 +294,28 @@ export async function readDims(servingFile: string): Promise<Dims & { postalCoun
     conn.closeSync();
     instance.closeSync();
   }
+}
+
+/**
+ * The France-scale dataset ensured (built or updated in --data-dir), its stamp, what the uncached queries draw from,
+ * and the machine it runs on, printed as the first lines of a bench.
+ */
+export async function benchDataset(a: { sales: number; dataDir: string; rebuild?: string }) {
+  await ensureData(a);
+  const stamp = readStamp(a.dataDir) as Stamp & { marts: NonNullable<Stamp['marts']> };
+  if (!stamp?.marts) throw new Error(`no bench stamp in ${a.dataDir}`);
+  const dims = await readDims(stamp.marts.servingFile);
+  const cpus = os.cpus();
+  const machine = {
+    cpus: cpus.length, model: cpus[0]?.model.trim() ?? '?', memGiB: os.totalmem() / 2 ** 30, node: process.version,
+    os: `${os.platform()} ${os.release()}`, loadavg: os.loadavg(),
+  };
+  const dataset = {
+    sales: stamp.marts.sales, years: stamp.params.years, lakeLines: stamp.lake?.linesKept ?? 0,
+    servingFile: path.basename(stamp.marts.servingFile), servingMiB: stamp.marts.servingBytes / 2 ** 20,
+  };
+  console.log(`\nMachine: ${machine.cpus} CPUs (${machine.model}), ${fmt(machine.memGiB, 1)} GiB RAM, Node ${machine.node}, ${machine.os}; `
+    + `load average ${machine.loadavg.map((l) => l.toFixed(2)).join(' ')} (shared machine: the load generator and the server share these cores)`);
+  console.log(`Dataset: ${fmt(dataset.sales)} sales (${dataset.years[0]}–${dataset.years.at(-1)}), ${fmt(dataset.lakeLines)} DVF lines; serving file ${dataset.servingFile}, ${fmt(dataset.servingMiB)} MiB`);
+  return { stamp, dims, machine, dataset };
 }

@@ -12,13 +12,12 @@
 // `--env` passes variables to the server (SALES_MEMORY_INDEX=off measures the DuckDB path; DATABASE_URL a PostgreSQL
 // state).
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { DEFAULT_DATA_DIR, DEFAULT_SALES, readStamp, type Stamp } from '../france-data/build';
+import { DEFAULT_DATA_DIR, DEFAULT_SALES } from '../france-data/build';
 import { count, positive } from '../args';
 import { CASES, type BenchCase } from './cases';
-import { createKeys, drain, ensureData, fmt, load, readDims, sent, serverMemory, startServer, stopServer, uncachedQueries, urlOf, type RunResult, type Server } from './http-load';
+import { benchDataset, createKeys, drain, fmt, load, sent, serverMemory, startServer, stopServer, uncachedQueries, urlOf, type RunResult, type Server } from './http-load';
 import { mixQueries, preparePostgres, runPostgresMix, type MixKind } from './postgres-side';
 
 interface Args { sales: number; dataDir: string; duration: number; keys: number; env: Record<string, string>; postgres: boolean; json?: string }
@@ -62,6 +61,9 @@ const RUNS: Array<{ id: string; case: string; mode: 'uncached' | 'cached'; conne
   { id: 'dep-heatmap', case: 'heatmap code_departement', mode: 'uncached', connections: 8 },
   { id: 'dep-overview', case: 'market-overview code_departement', mode: 'uncached', connections: 8 },
   { id: 'transactions', case: 'transactions code_postal limit=50', mode: 'uncached', connections: 1 },
+  // Overload where DuckDB is the bound (five queries an answer): where the capacity gate has to refuse.
+  { id: 'dep-overview32', case: 'market-overview code_departement', mode: 'uncached', connections: 32 },
+  { id: 'dep-overview128', case: 'market-overview code_departement', mode: 'uncached', connections: 128 },
 ];
 
 type Measured = RunResult & { id: string };
@@ -96,23 +98,26 @@ const TARGETS: Target[] = [
     what: 'transactions page of 50, uncached, 1 connection: p50 ≤ 5 ms',
     check: (m) => m.transactions && { value: `p50 ${fmt(m.transactions.p50, 2)} ms`, met: (m.transactions.p50 ?? Infinity) <= 5 },
   },
-  ...([32, 128] as const).map((c) => ({
-    what: `overload: stats/market postal code at ${c} connections ignoring Retry-After: 2xx ≥ 90 % of the 8-connection rate`,
-    check: (m: Record<string, Measured>) => {
-      const r = m[`cp${c}`];
-      return r && m.cp8 && { value: `${fmt(r.rps)} req/s of 2xx (${pct(r.rps / m.cp8.rps)}), ${fmt(r.non2xx)} refused, p99 ${fmt(r.p99, 1)} ms`, met: r.rps >= 0.9 * m.cp8.rps };
-    },
-  })),
+  ...(['cp', 'dep-overview'] as const).flatMap((mix) =>
+    ([32, 128] as const).map((c) => ({
+      what: `overload: ${mix === 'cp' ? 'stats/market postal code' : 'market-overview département'} at ${c} connections ignoring Retry-After: 2xx ≥ 90 % of the 8-connection rate`,
+      check: (m: Record<string, Measured>) => {
+        const r = m[`${mix}${c}`];
+        const base = m[mix === 'cp' ? 'cp8' : 'dep-overview'];
+        return r && base && { value: `${fmt(r.rps)} req/s of 2xx (${pct(r.rps / base.rps)}), ${fmt(r.non2xx)} refused, p99 ${fmt(r.p99, 1)} ms`, met: r.rps >= 0.9 * base.rps };
+      },
+    })),
+  ),
   {
     what: 'overload: a refused request costs < 0.1 ms of main-thread CPU',
     check: (m) => {
-      const refused = [m.cp32, m.cp128].filter((r) => r && r.non2xx > 0);
-      if (!m.cp8 || !refused.length) return m.cp128 && { value: 'no request refused at 32 or 128 connections', met: true };
       // The main thread's CPU beyond what the answered requests cost at 8 connections, per refused request.
-      const perAnswer = m.cp8.mainThreadCpu / Math.max(1, m.cp8.ok);
-      const costs = refused.map((r) => (r.mainThreadCpu - r.ok * perAnswer) / r.non2xx);
+      const costs = ([['cp8', ['cp32', 'cp128']], ['dep-overview', ['dep-overview32', 'dep-overview128']]] as const).flatMap(([base, runs]) =>
+        runs.filter((id) => m[id] && m[base] && m[id].non2xx > 0).map((id) => (m[id].mainThreadCpu - m[id].ok * (m[base].mainThreadCpu / Math.max(1, m[base].ok))) / m[id].non2xx),
+      );
+      if (!costs.length) return m.cp128 && { value: 'no request refused in the overload runs', met: true };
       const worst = Math.max(...costs) * 1000;
-      return { value: `${fmt(Math.max(0, worst), 3)} ms (main-thread CPU beyond the answers' cost, per refusal)`, met: worst < 0.1 };
+      return { value: `${fmt(Math.max(0, worst), 3)} ms (main-thread CPU beyond the answers' cost, per refusal; worst run)`, met: worst < 0.1 };
     },
   },
 ];
@@ -129,7 +134,7 @@ interface SideBySide {
  * API over HTTP and by PostgreSQL over the same `ventes` with its best indexes (loaded once into <data-dir>/
  * postgres-side), at 1 and 8 connections, one after the other on the same machine.
  */
-async function againstPostgres(server: Server, a: Args, servingFile: string, dims: Awaited<ReturnType<typeof readDims>>, key: () => string): Promise<SideBySide[]> {
+async function againstPostgres(server: Server, a: Args, servingFile: string, dims: Awaited<ReturnType<typeof benchDataset>>['dims'], key: () => string): Promise<SideBySide[]> {
   console.log('\nSide by side with PostgreSQL (lab/bench/postgres-side.ts): loading or reusing its copy of ventes…');
   const pgServer = await preparePostgres({ servingFile, dataDir: a.dataDir, log: (l) => console.log(`  ${l}`) });
   const out: SideBySide[] = [];
@@ -165,14 +170,7 @@ async function againstPostgres(server: Server, a: Args, servingFile: string, dim
 async function main() {
   const a = options(process.argv.slice(2));
   const started = Date.now();
-  await ensureData(a);
-  const stamp = readStamp(a.dataDir) as Stamp;
-  if (!stamp?.marts) throw new Error(`no bench stamp in ${a.dataDir}`);
-  const dims = await readDims(stamp.marts.servingFile);
-  const cpus = os.cpus();
-  const machine = { cpus: cpus.length, model: cpus[0]?.model.trim() ?? '?', memGiB: os.totalmem() / 2 ** 30, node: process.version, loadavg: os.loadavg() };
-  console.log(`\nMachine: ${machine.cpus} CPUs (${machine.model}), ${fmt(machine.memGiB, 1)} GiB RAM, Node ${machine.node}; load average ${machine.loadavg.map((l) => l.toFixed(2)).join(' ')}`);
-  console.log(`Dataset: ${fmt(stamp.marts.sales)} sales, serving file ${path.basename(stamp.marts.servingFile)} (${fmt(stamp.marts.servingBytes / 2 ** 20)} MiB)`);
+  const { stamp, dims, machine } = await benchDataset(a);
   if (Object.keys(a.env).length) console.log(`Server environment: ${Object.entries(a.env).map(([k, v]) => `${k}=${k === 'DATABASE_URL' ? '…' : v}`).join(' ')}`);
 
   const keys = await createKeys(a.dataDir, a.keys);
