@@ -1,4 +1,5 @@
--- The columns of `ventes` the zone statistics read, one row per sale, sorted by département then date, with the zones
+-- The columns of `ventes` the zone statistics read, one row per sale, sorted by département then date (a zone's rows
+-- close together, and in date order), with the zones
 -- as small ids (their rank in the sorted list of codes: memory-codes.sql lists the same codes in the same order) and
 -- the type and cleaning flags packed in one byte: type in bits 0–2 (SALE_TYPES' order), bulk 8, outlier 16, VEFA 32.
 -- NULL €/m² and surfaces become NaN (typed arrays hold no NULL). Read by api/sales/memory.ts.

@@ -1,11 +1,11 @@
 // The zone statistics of `ventes` answered from memory: a columnar copy of the few columns they read (type, cleaning
 // flags, date, zone ids, price, €/m², surface: 31 bytes a sale, about 0.6 GB for 20 M sales, plus the sorted blocks of a
-// département's measures, 0.5 GB), loaded once per serving file. A postal code's or commune's sales are a list of row
-// numbers sorted by date: the window is two binary searches, the rest a scan of a few thousand rows and a selection for
-// the medians (tens of microseconds, against 4–5 ms of DuckDB reading whole row groups). A département's are blocks of
-// one month, type and flag combination, each measure sorted within its block: a window is the full months' blocks plus
-// the partial months' rows, and its medians a selection across sorted blocks (no copy of the hundreds of thousands of
-// values). Every figure equals the SQL path's (marketStats in filter.ts), which stays the path for radius searches and
+// département's measures with their day of the month, 0.6 GB), loaded once per serving file. A postal code's or
+// commune's sales are a list of row numbers sorted by date: the window is two binary searches, the rest a scan of its
+// rows and a selection for the medians (a fraction of a millisecond for the busiest zones, against 4–5 ms of DuckDB
+// reading whole row groups). A département's are blocks of one month, type and flag combination, each measure sorted
+// within its block: a window is its whole months' blocks plus the in-window days of its cut months' blocks, and its
+// medians a selection across these sorted runs (no copy of the hundreds of thousands of values). Every figure equals the SQL path's (marketStats in filter.ts), which stays the path for radius searches and
 // for a serving file whose copy is not loaded yet (test/api/stats/market-memory.test.ts compares them).
 import type { DuckDBConnection, DuckDBVector } from '@duckdb/node-api';
 import { all, type Params } from '../../lib/duck';
@@ -55,6 +55,8 @@ export interface ZoneQuery {
 /** One measure sorted within each département × month × type × flags block. */
 interface Blocks {
   values: Float64Array;
+  /** The day of the month of each value's sale. */
+  dom: Uint8Array;
   /** Offset of each block in `values`, and the end (length blocks + 1). */
   start: Int32Array;
   sum: Float64Array;
@@ -98,7 +100,6 @@ export class SalesIndex {
     private readonly cpOf: Uint16Array,
     private readonly communeOf: Uint16Array,
     private readonly deps: Map<string, number>,
-    private readonly depStart: Int32Array,
     private readonly cps: Map<string, number>,
     private readonly cpStart: Int32Array,
     private readonly cpRows: Int32Array,
@@ -116,8 +117,8 @@ export class SalesIndex {
 
   /** Bytes held by the typed arrays (what the copy costs in memory). */
   get bytes(): number {
-    const arrays = [this.day, this.tf, this.price, this.m2, this.surface, this.depOf, this.cpOf, this.communeOf, this.depStart, this.cpStart, this.cpRows, this.communeStart, this.communeRows];
-    for (const b of Object.values(this.blocks)) arrays.push(b.values, b.start, b.sum);
+    const arrays = [this.day, this.tf, this.price, this.m2, this.surface, this.depOf, this.cpOf, this.communeOf, this.cpStart, this.cpRows, this.communeStart, this.communeRows];
+    for (const b of Object.values(this.blocks)) arrays.push(b.values, b.dom, b.start, b.sum);
     return arrays.reduce((s, a) => s + a.byteLength, 0);
   }
 
@@ -147,9 +148,21 @@ export class SalesIndex {
     const filled = await copyColumns(conn, ROWS_SQL, {}, [depOf, cpOf, communeOf, day, tf, price, m2, surface]);
     if (filled !== n) throw new Error(`ventes changed while it was read (${filled} rows, ${n} expected)`);
 
-    const depStart = offsetsOf(depOf, depCodes.length);
     const { start: cpStart, rows: cpRows } = groupRows(cpOf, cpCodes.length, NO_POSTAL_CODE);
+
     const { start: communeStart, rows: communeRows } = groupRows(communeOf, communeCodes.length);
+    // Rows are sorted by département then date: the list of a zone whose sales span two départements is sorted again.
+    for (const [start, rows] of [[cpStart, cpRows], [communeStart, communeRows]] as const) {
+      for (let z = 0; z + 1 < start.length; z++) {
+        const list = rows.subarray(start[z], start[z + 1]);
+        for (let i = 1; i < list.length; i++) {
+          if (day[list[i]] < day[list[i - 1]]) {
+            list.sort((x, y) => day[x] - day[y]);
+            break;
+          }
+        }
+      }
+    }
 
     const nBlocks = depCodes.length * months * SALE_TYPES.length * FLAG_COMBINATIONS;
     const blocks = {} as Record<Measure, Blocks>;
@@ -157,7 +170,8 @@ export class SalesIndex {
       const m = measure === 'price' ? n : countValid(measure === 'm2' ? m2 : surface, measure === 'surface');
       const values = new Float64Array(m);
       const blockOf = new Uint32Array(m);
-      const got = await copyColumns(conn, fillSql(VALUES_SQL, MEASURE_SQL[measure]), { months, first_month: firstMonth }, [blockOf, values]);
+      const dom = new Uint8Array(m);
+      const got = await copyColumns(conn, fillSql(VALUES_SQL, MEASURE_SQL[measure]), { months, first_month: firstMonth }, [blockOf, values, dom]);
       if (got !== m) throw new Error(`ventes changed while it was read (${got} ${measure} values, ${m} expected)`);
       const start = offsetsOf(blockOf, nBlocks);
       const sum = new Float64Array(nBlocks);
@@ -166,10 +180,10 @@ export class SalesIndex {
         for (let i = start[b]; i < start[b + 1]; i++) s += values[i];
         sum[b] = s;
       }
-      blocks[measure] = { values, start, sum };
+      blocks[measure] = { values, dom, start, sum };
     }
     const index = (codes: string[]) => new Map(codes.map((c, i) => [c, i]));
-    return new SalesIndex(day, tf, price, m2, surface, depOf, cpOf, communeOf, index(depCodes), depStart, index(cpCodes), cpStart, cpRows, index(communeCodes), communeStart, communeRows, firstMonth, months, blocks);
+    return new SalesIndex(day, tf, price, m2, surface, depOf, cpOf, communeOf, index(depCodes), index(cpCodes), cpStart, cpRows, index(communeCodes), communeStart, communeRows, firstMonth, months, blocks);
   }
 
   /** The statistics stats/market gives of a zone: count, then median, mean, min and max of each measure. */
@@ -185,15 +199,17 @@ export class SalesIndex {
     const empty = emptyStats();
     if (!typeMask || from > to) return empty;
 
-    let depSet: Set<number> | undefined;
+    let deps: number[] | undefined;
     if (q.departements !== undefined) {
-      depSet = new Set(q.departements.map((d) => this.deps.get(d)).filter((d): d is number => d !== undefined));
-      if (!depSet.size) return empty;
+      deps = q.departements.map((d) => this.deps.get(d)).filter((d): d is number => d !== undefined);
+      if (!deps.length) return empty;
     }
     if (q.code_postal === undefined && q.communes === undefined) {
-      if (depSet?.size !== 1) throw new Error('a zone of the sales index needs a postal code, communes or one département');
-      return this.departement([...depSet][0], typeMask, excluded, from, to);
+      if (deps?.length !== 1) throw new Error('a zone of the sales index needs a postal code, communes or one département');
+      return this.departement(deps[0], typeMask, excluded, from, to);
     }
+    const depAllowed = deps && new Uint8Array(256);
+    for (const d of deps ?? []) depAllowed![d] = 1;
 
     // Candidate rows: the postal code's, else the communes'; the other codes given are checked row by row.
     const cp = q.code_postal === undefined ? undefined : this.cps.get(q.code_postal);
@@ -205,19 +221,20 @@ export class SalesIndex {
     }
     const lists: Array<[number, number, Int32Array]> =
       cp !== undefined ? [[this.cpStart[cp], this.cpStart[cp + 1], this.cpRows]] : [...communeSet!].map((c) => [this.communeStart[c], this.communeStart[c + 1], this.communeRows]);
-    const g = new Gather();
-    for (const [lo, hi, rows] of lists) {
-      const begin = lowerBoundBy(rows, lo, hi, (r) => this.day[r] >= from);
-      for (let i = begin; i < hi; i++) {
+    const begins = lists.map(([lo, hi, rows]) => lowerBoundBy(rows, lo, hi, (r) => this.day[r] >= from));
+    const g = new Gather(lists.reduce((n, [, hi], i) => n + hi - begins[i], 0));
+    const { day, tf, price, m2, surface, depOf, communeOf } = this;
+    lists.forEach(([, hi, rows], l) => {
+      for (let i = begins[l]; i < hi; i++) {
         const r = rows[i];
-        if (this.day[r] > to) break;
-        const f = this.tf[r];
+        if (day[r] > to) break;
+        const f = tf[r];
         if (!((typeMask >> (f & TYPE_BITS)) & 1) || (f >> 3) & excluded) continue;
-        if (cp !== undefined && communeSet && !communeSet.has(this.communeOf[r])) continue;
-        if (depSet && !depSet.has(this.depOf[r])) continue;
-        g.add(this.price[r], this.m2[r], this.surface[r]);
+        if (cp !== undefined && communeSet && !communeSet.has(communeOf[r])) continue;
+        if (depAllowed && !depAllowed[depOf[r]]) continue;
+        g.add(price[r], m2[r], surface[r]);
       }
-    }
+    });
     return g.stats();
   }
 
@@ -242,42 +259,28 @@ export class SalesIndex {
     return out;
   }
 
-  /** A whole département: the blocks of the window's full months, and the rows of its partial ones, sorted. */
+  /**
+   * A whole département: the window cut into calendar months; a whole month reads its blocks, a cut one the values of
+   * its blocks whose day of the month lies in the window (a filter of a sorted block stays sorted); the medians are a
+   * selection across all these sorted runs.
+   */
   private departement(dep: number, typeMask: number, excluded: number, from: number, to: number): ZoneStats {
-    const lastMonth = this.firstMonth + this.months - 1;
-    const fromMonth = monthOfDay(from);
-    const toMonth = monthOfDay(to);
-    // Full months: from the first month starting on or after `from` to the last ending on or before `to`.
-    let fullFrom = firstDayOfMonth(fromMonth) === from ? fromMonth : fromMonth + 1;
-    let fullTo = firstDayOfMonth(toMonth + 1) - 1 === to ? toMonth : toMonth - 1;
-    fullFrom = Math.max(fullFrom, this.firstMonth);
-    fullTo = Math.min(fullTo, lastMonth);
-
-    // The partial months' rows: the days of the window outside the full months.
-    const partial = new Gather();
-    const depLo = this.depStart[dep];
-    const depHi = this.depStart[dep + 1];
-    const addDays = (d0: number, d1: number) => {
-      for (let r = lowerBoundBy(null, depLo, depHi, (i) => this.day[i] >= d0); r < depHi && this.day[r] <= d1; r++) {
-        const f = this.tf[r];
-        if (!((typeMask >> (f & TYPE_BITS)) & 1) || (f >> 3) & excluded) continue;
-        partial.add(this.price[r], this.m2[r], this.surface[r]);
-      }
-    };
-    if (fullFrom > fullTo) addDays(from, to);
-    else {
-      if (from < firstDayOfMonth(fullFrom)) addDays(from, firstDayOfMonth(fullFrom) - 1);
-      if (to > firstDayOfMonth(fullTo + 1) - 1) addDays(firstDayOfMonth(fullTo + 1), to);
+    const pieces: Array<{ m: number; d0: number; d1: number; whole: boolean }> = [];
+    for (let m = Math.max(monthOfDay(from), this.firstMonth); m <= Math.min(monthOfDay(to), this.firstMonth + this.months - 1); m++) {
+      const first = firstDayOfMonth(m);
+      const last = firstDayOfMonth(m + 1) - 1;
+      const d0 = Math.max(first, from);
+      const d1 = Math.min(last, to);
+      pieces.push({ m, d0: d0 - first + 1, d1: d1 - first + 1, whole: d0 === first && d1 === last });
     }
-
     const out = emptyStats();
-    const extra = partial.sorted();
     for (const measure of MEASURES) {
-      const { values, start, sum } = this.blocks[measure];
+      const { values, dom, start, sum } = this.blocks[measure];
       const runs: Run[] = [];
+      const cut: Array<[number, number, number, number]> = [];
       let n = 0;
       let total = 0;
-      for (let m = fullFrom; m <= fullTo; m++) {
+      for (const { m, d0, d1, whole } of pieces) {
         for (let t = 0; t < SALE_TYPES.length; t++) {
           if (!((typeMask >> t) & 1)) continue;
           const base = ((dep * this.months + (m - this.firstMonth)) * SALE_TYPES.length + t) * FLAG_COMBINATIONS;
@@ -285,19 +288,28 @@ export class SalesIndex {
             if (f & excluded) continue;
             const lo = start[base + f];
             const hi = start[base + f + 1];
-            if (hi > lo) {
+            if (hi <= lo) continue;
+            if (whole) {
               runs.push({ a: values, lo, hi });
               n += hi - lo;
               total += sum[base + f];
-            }
+            } else cut.push([lo, hi, d0, d1]);
           }
         }
       }
-      const e = extra[measure];
-      if (e.length) {
-        runs.push({ a: e, lo: 0, hi: e.length });
-        n += e.length;
-        for (let i = 0; i < e.length; i++) total += e[i];
+      if (cut.length) {
+        const buf = partialRuns(cut.reduce((c, [lo, hi]) => c + hi - lo, 0));
+        let o = 0;
+        for (const [lo, hi, d0, d1] of cut) {
+          const o0 = o;
+          for (let i = lo; i < hi; i++) {
+            if (dom[i] < d0 || dom[i] > d1) continue;
+            buf[o++] = values[i];
+            total += values[i];
+          }
+          if (o > o0) runs.push({ a: buf, lo: o0, hi: o });
+        }
+        n += o;
       }
       if (measure === 'price') out.count = n;
       if (!n) continue;
@@ -324,31 +336,50 @@ function emptyStats(): ZoneStats {
   return { count: 0, price: none(), price_per_m2: none(), surface: none() };
 }
 
+/**
+ * Scratch space of the scans, shared (a statistic is computed synchronously, one at a time): growing it once instead of
+ * allocating a zeroed array per query keeps the collector out of the request path.
+ */
+const scratch: Record<Measure, Float64Array> = { price: new Float64Array(1 << 16), m2: new Float64Array(1 << 16), surface: new Float64Array(1 << 16) };
+
 /** The values of the rows a scan keeps, per measure (€/m² and surface only where the SQL path counts them). */
 class Gather {
   private n = 0;
-  private readonly v: Record<Measure, { a: Float64Array; n: number }> = {
-    price: { a: new Float64Array(1024), n: 0 },
-    m2: { a: new Float64Array(1024), n: 0 },
-    surface: { a: new Float64Array(1024), n: 0 },
-  };
+  private nm2 = 0;
+  private nsurface = 0;
+  private readonly price: Float64Array;
+  private readonly m2: Float64Array;
+  private readonly surface: Float64Array;
+
+  /** For at most `capacity` rows; the previous Gather's values are overwritten. */
+  constructor(capacity: number) {
+    if (scratch.price.length < capacity) {
+      let size = scratch.price.length;
+      while (size < capacity) size *= 2;
+      for (const m of MEASURES) scratch[m] = new Float64Array(size);
+    }
+    ({ price: this.price, m2: this.m2, surface: this.surface } = scratch);
+  }
 
   add(price: number, m2: number, surface: number): void {
-    this.n++;
-    push(this.v.price, price);
-    if (m2 === m2) push(this.v.m2, m2);
-    if (surface > 0) push(this.v.surface, surface);
+    this.price[this.n++] = price;
+    if (m2 === m2) this.m2[this.nm2++] = m2;
+    if (surface > 0) this.surface[this.nsurface++] = surface;
+  }
+
+  private values(m: Measure): Float64Array {
+    return m === 'price' ? this.price.subarray(0, this.n) : m === 'm2' ? this.m2.subarray(0, this.nm2) : this.surface.subarray(0, this.nsurface);
   }
 
   /** Each measure's values in ascending order. */
   sorted(): Record<Measure, Float64Array> {
-    const s = (m: Measure) => this.v[m].a.subarray(0, this.v[m].n).sort();
-    return { price: s('price'), m2: s('m2'), surface: s('surface') };
+    return { price: this.values('price').sort(), m2: this.values('m2').sort(), surface: this.values('surface').sort() };
   }
 
   stats(): ZoneStats {
     const one = (m: Measure): MeasureStats => {
-      const { a, n } = this.v[m];
+      const a = this.values(m);
+      const n = a.length;
       if (!n) return { median: null, avg: null, min: null, max: null };
       let sum = 0;
       let min = Infinity;
@@ -372,15 +403,6 @@ class Gather {
     };
     return { count: this.n, price: one('price'), price_per_m2: one('m2'), surface: one('surface') };
   }
-}
-
-function push(v: { a: Float64Array; n: number }, x: number): void {
-  if (v.n === v.a.length) {
-    const bigger = new Float64Array(v.a.length * 2);
-    bigger.set(v.a);
-    v.a = bigger;
-  }
-  v.a[v.n++] = x;
 }
 
 /** Rearranges a[lo..hi] so that a[k] is the value of rank k, smaller ones before it; returns it (Hoare's selection). */
@@ -416,28 +438,55 @@ function swap(a: Float64Array, i: number, j: number): void {
   a[j] = t;
 }
 
+let partialScratch = new Float64Array(1 << 16);
+
+/** Scratch space for the cut months' runs of a département (shared, as `scratch`). */
+function partialRuns(capacity: number): Float64Array {
+  if (partialScratch.length < capacity) {
+    let size = partialScratch.length;
+    while (size < capacity) size *= 2;
+    partialScratch = new Float64Array(size);
+  }
+  return partialScratch;
+}
+
 /**
  * The value of rank k among sorted runs, without merging them: each round takes the weighted median of the runs'
  * middle values as a pivot, counts the values below and up to it by binary search, and drops the side that cannot hold
  * rank k (at least a quarter of what is left); a small remainder is copied and selected.
  */
-function kthOfRuns(input: Run[], k: number): number {
-  let runs = input.map((r) => ({ ...r }));
+function kthOfRuns(runs: Run[], k: number): number {
+  const n = runs.length;
+  const lo = Int32Array.from(runs, (r) => r.lo);
+  const hi = Int32Array.from(runs, (r) => r.hi);
+  const lt = new Int32Array(n);
+  const le = new Int32Array(n);
+  const mids: Array<{ v: number; w: number }> = [];
   for (;;) {
-    runs = runs.filter((r) => r.hi > r.lo);
     let left = 0;
-    for (const r of runs) left += r.hi - r.lo;
-    if (left <= 2048 || runs.length === 1) {
-      if (runs.length === 1) return runs[0].a[runs[0].lo + k];
+    let open = -1;
+    let opened = 0;
+    for (let i = 0; i < n; i++) {
+      if (hi[i] > lo[i]) {
+        left += hi[i] - lo[i];
+        open = i;
+        opened++;
+      }
+    }
+    if (opened === 1) return runs[open].a[lo[open] + k];
+    if (left <= 2048) {
       const tmp = new Float64Array(left);
       let o = 0;
-      for (const r of runs) {
-        tmp.set(r.a.subarray(r.lo, r.hi), o);
-        o += r.hi - r.lo;
+      for (let i = 0; i < n; i++) {
+        if (hi[i] <= lo[i]) continue;
+        tmp.set(runs[i].a.subarray(lo[i], hi[i]), o);
+        o += hi[i] - lo[i];
       }
       return select(tmp, 0, left - 1, k);
     }
-    const mids = runs.map((r) => ({ v: r.a[(r.lo + r.hi) >> 1], w: r.hi - r.lo })).sort((x, y) => x.v - y.v);
+    mids.length = 0;
+    for (let i = 0; i < n; i++) if (hi[i] > lo[i]) mids.push({ v: runs[i].a[(lo[i] + hi[i]) >> 1], w: hi[i] - lo[i] });
+    mids.sort((x, y) => x.v - y.v);
     let acc = 0;
     let pivot = mids[mids.length - 1].v;
     for (const m of mids) {
@@ -449,21 +498,32 @@ function kthOfRuns(input: Run[], k: number): number {
     }
     let below = 0;
     let upTo = 0;
-    const lt: number[] = [];
-    const le: number[] = [];
-    for (const r of runs) {
-      const a = lowerBoundBy(null, r.lo, r.hi, (i) => r.a[i] >= pivot);
-      const b = lowerBoundBy(null, a, r.hi, (i) => r.a[i] > pivot);
-      lt.push(a);
-      le.push(b);
-      below += a - r.lo;
-      upTo += b - r.lo;
+    for (let i = 0; i < n; i++) {
+      const a = runs[i].a;
+      // The first value ≥ pivot, then the first > pivot, by binary search (inlined: this loop is the hot one).
+      let x = lo[i];
+      let y = hi[i];
+      while (x < y) {
+        const mid = (x + y) >>> 1;
+        if (a[mid] >= pivot) y = mid;
+        else x = mid + 1;
+      }
+      lt[i] = x;
+      y = hi[i];
+      while (x < y) {
+        const mid = (x + y) >>> 1;
+        if (a[mid] > pivot) y = mid;
+        else x = mid + 1;
+      }
+      le[i] = x;
+      below += lt[i] - lo[i];
+      upTo += le[i] - lo[i];
     }
-    if (k < below) runs.forEach((r, i) => (r.hi = lt[i]));
+    if (k < below) hi.set(lt);
     else if (k < upTo) return pivot;
     else {
       k -= upTo;
-      runs.forEach((r, i) => (r.lo = le[i]));
+      lo.set(le);
     }
   }
 }
