@@ -149,7 +149,6 @@ export class SalesIndex {
     if (filled !== n) throw new Error(`ventes changed while it was read (${filled} rows, ${n} expected)`);
 
     const { start: cpStart, rows: cpRows } = groupRows(cpOf, cpCodes.length, NO_POSTAL_CODE);
-
     const { start: communeStart, rows: communeRows } = groupRows(communeOf, communeCodes.length);
     // Rows are sorted by département then date: the list of a zone whose sales span two départements is sorted again.
     for (const [start, rows] of [[cpStart, cpRows], [communeStart, communeRows]] as const) {
