@@ -3,7 +3,7 @@
 import { locationFields, RADIUS_PARAMS, resolveLocation, type Location } from '../../location';
 import { enumParam, round2, TYPE_LOCAL_4, z } from '../../params';
 import { defineEndpoint, type Call } from '../../platform';
-import { cleanSales, salesWhere } from '../../sales/filter';
+import { cleanSales, memoryIndexFor, salesWhere, zoneQueryOf } from '../../sales/filter';
 import { firstDay, lastCompleteMonth, lastDay, monthlyStats, monthOf, pctChange, typesOf, zoneOf, zoneSchema, type MonthIndex } from '../../sales/analytics';
 
 /** The label of a score's band (specification: 0–30, 31–60, 61–80, 81–100) among four, lowest band first. */
@@ -47,17 +47,7 @@ interface MarketScore {
 
 /** The score of a zone (postal code, commune or département) over the 12 months ending with `end` (lastCompleteMonth). */
 export async function marketScoreFor(call: Call, location: Location, types: string[], end: MonthIndex): Promise<MarketScore> {
-  const { where, params } = salesWhere(cleanSales(location, types, firstDay(end - 23), lastDay(end)));
-  params.split = firstDay(end - 11);
-  const [months, [prices]] = await Promise.all([
-    monthlyStats(call, location, types, end - 47, end),
-    // Medians of the two 12-month windows are exact: computed on the sales, not on monthly aggregates.
-    call.ctx.db.query<{ m_now: number | null; m_before: number | null }>(
-      `select median(prix_m2) filter (date_mutation >= $split::DATE) as m_now, median(prix_m2) filter (date_mutation < $split::DATE) as m_before
-       from ventes where ${where}`,
-      params,
-    ),
-  ]);
+  const [months, prices] = await Promise.all([monthlyStats(call, location, types, end - 47, end), yearMedians(call, location, types, end)]);
   const sumMonths = (from: MonthIndex, to: MonthIndex) =>
     months.filter((m) => monthOf(m.mois) >= from && monthOf(m.mois) <= to).reduce((n, m) => n + m.n, 0);
   const n12 = sumMonths(end - 11, end);
@@ -73,6 +63,32 @@ export async function marketScoreFor(call: Call, location: Location, types: stri
   };
   const score = Math.round((components.volume_score + components.price_trend_score + components.days_on_market_score + components.supply_demand_score) / 4);
   return { score, components, price_trend_pct, median_price_m2, transaction_count_12m: n12, count_6m: n6, period: { date_debut: firstDay(end - 11), date_fin: lastDay(end) } };
+}
+
+/**
+ * The median €/m² of the 12 months ending with `end` and of the 12 before: exact, computed on the sales rather than on
+ * monthly aggregates (from the in-memory sales index when it can answer, as marketStats does).
+ */
+export async function yearMedians(call: Call, location: Location, types: string[], end: MonthIndex): Promise<{ m_now: number | null; m_before: number | null }> {
+  const now = cleanSales(location, types, firstDay(end - 11), lastDay(end));
+  const memory = memoryIndexFor(call, now);
+  if (memory) {
+    const before = cleanSales(location, types, firstDay(end - 23), lastDay(end - 12));
+    return { m_now: memory.stats(zoneQueryOf(now)).price_per_m2.median, m_before: memory.stats(zoneQueryOf(before)).price_per_m2.median };
+  }
+  return yearMediansSql(call, location, types, end);
+}
+
+/** yearMedians in SQL over `ventes`: the path of radius searches, and the independent computation the tests compare to. */
+export async function yearMediansSql(call: Call, location: Location, types: string[], end: MonthIndex): Promise<{ m_now: number | null; m_before: number | null }> {
+  const { where, params } = salesWhere(cleanSales(location, types, firstDay(end - 23), lastDay(end)));
+  params.split = firstDay(end - 11);
+  const [prices] = await call.ctx.db.query<{ m_now: number | null; m_before: number | null }>(
+    `select median(prix_m2) filter (date_mutation >= $split::DATE) as m_now, median(prix_m2) filter (date_mutation < $split::DATE) as m_before
+     from ventes where ${where}`,
+    params,
+  );
+  return prices;
 }
 
 const query = z.object({

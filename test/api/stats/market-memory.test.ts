@@ -7,6 +7,7 @@ import { marketStats, marketStatsSql, type SalesFilter } from '../../../api/sale
 import { SALE_TYPES } from '../../../api/sales/memory';
 import { monthlyStats, monthlyStatsSql, monthOf, typesOf } from '../../../api/sales/analytics';
 import { periodRows, periodRowsSql } from '../../../api/routes/stats/trends';
+import { yearMedians, yearMediansSql } from '../../../api/routes/market/score';
 import type { Call } from '../../../api/platform';
 import { startTestApi, type TestApi } from '../../helpers/api';
 import { testData } from '../../helpers/data';
@@ -78,8 +79,9 @@ async function compareRandomQueries(api: TestApi, n: number, seed: number): Prom
     const [fromMemory, fromSql] = [await marketStats(call, filter), await marketStatsSql(call, filter)];
     const what = JSON.stringify({ q, filter: { ...filter, location: undefined } });
     expect(fromMemory, what).toEqual(fromSql);
-    // Every fifth draw: the same sales per period (stats/trends, market-overview) and per month with the default
-    // cleaning (market-activity, market-score; a département's from the ventes_mensuelles_departements mart).
+    // Every fifth draw: the same sales per period (stats/trends, market-overview), per month with the default
+    // cleaning (market-activity, market-score; a département's from the ventes_mensuelles_departements mart) and the
+    // market score's two yearly medians.
     if (i % 5 === 0) {
       const granularity = pick(['month', 'quarter', 'year'] as const);
       expect(await periodRows(call, filter, granularity), `${what} by ${granularity}`).toEqual(await periodRowsSql(call, filter, granularity));
@@ -89,6 +91,8 @@ async function compareRandomQueries(api: TestApi, n: number, seed: number): Prom
       // The callers ask for one type or the default ones (typesOf), the two selections the mart holds.
       const types = typesOf(rnd() < 0.5 ? undefined : pick(SALE_TYPES));
       expect(await monthlyStats(call, location, types, m0, m1), `${what} monthly`).toEqual(byMonth(await monthlyStatsSql(call, location, types, m0, m1)));
+      // market-score's two 12-month medians, ending with the window's last month.
+      expect(await yearMedians(call, location, types, m1), `${what} year medians`).toEqual(await yearMediansSql(call, location, types, m1));
       periods++;
     }
     if (fromSql.count > 0) nonEmpty++;
