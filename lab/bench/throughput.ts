@@ -7,7 +7,9 @@
 // over a pool of Enterprise keys, every uncached query never sent before (lab/bench/http-load.ts):
 //   /health at 8 connections; stats/market by postal code uncached at 1, 8, 32 and 128 connections (the last two:
 //   clients that ignore Retry-After, the overload case) and cached at 8; the département aggregates (stats/market,
-//   stats/trends, heatmap, market-overview) at 8; a transactions page of 50 at 1; then the memory of the server.
+//   stats/trends, heatmap, market-overview) at 8; a transactions page of 50 at 1; heatmap by département at 32 and
+//   128 (overload where DuckDB is the bound, so that the capacity gate refuses); then the memory of the server.
+//   The uncached generator of an endpoint without a response cache may repeat a query once its space is spent.
 // Then the same stats/market mix side by side with a tuned PostgreSQL over the same sales (`--no-postgres`: skipped).
 // `--env` passes variables to the server (SALES_MEMORY_INDEX=off measures the DuckDB path; DATABASE_URL a PostgreSQL
 // state).
