@@ -9,7 +9,7 @@
 //   clients that ignore Retry-After, the overload case) and cached at 8; the département aggregates (stats/market,
 //   stats/trends, heatmap, market-overview) at 8; a transactions page of 50 at 1; heatmap by département at 32 and
 //   128 (overload where DuckDB is the bound, so that the capacity gate refuses); then the memory of the server.
-//   The uncached generator of an endpoint without a response cache may repeat a query once its space is spent.
+//   A generator whose space is spent repeats queries: only market-overview's is that small, and it has no response cache.
 // Then the same stats/market mix side by side with a tuned PostgreSQL over the same sales (`--no-postgres`: skipped).
 // `--env` passes variables to the server (SALES_MEMORY_INDEX=off measures the DuckDB path; DATABASE_URL a PostgreSQL
 // state).
